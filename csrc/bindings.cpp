@@ -1,0 +1,15 @@
+// The one place that registers flashqla's torch ops. Schemas are documented in docs/ops.md.
+// CUDA kernels are registered here; the CPU (reference) and Meta (fake) implementations and
+// autograd are registered from python/flashqla/_ops.py.
+#include <torch/csrc/stable/library.h>
+
+#include "ops/ops.h"
+
+STABLE_TORCH_LIBRARY(flashqla, m) {
+  m.def(
+      "gdn_fwd(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, float scale, Tensor? initial_state, "
+      "Tensor cu_seqlens, bool output_final_state, bool state_v_first) "
+      "-> (Tensor o, Tensor final_state, Tensor g_cumsum, Tensor A)");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(flashqla, CUDA, m) { m.impl("gdn_fwd", TORCH_BOX(&flashqla::gdn_fwd_cuda)); }

@@ -1,0 +1,85 @@
+// Helpers shared by the op implementations: argument checks with clear messages, the current
+// CUDA stream, the device's compute capability. Stable-ABI torch only.
+#pragma once
+
+#include <torch/csrc/inductor/aoti_torch/c/shim.h>
+#include <torch/csrc/stable/accelerator.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+#include <torch/headeronly/core/ScalarType.h>
+#include <torch/headeronly/util/Exception.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+// Declared weak: a CPU-only torch does not define it, and the library must still load there
+// (the CPU path is the reference). CUDA builds of torch resolve it through libtorch.so.
+extern "C" __attribute__((weak)) AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index,
+                                                                                  void** ret_stream);
+
+namespace flashqla {
+
+using torch::headeronly::ScalarType;
+using torch::stable::Tensor;
+
+inline const char* dtype_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::BFloat16: return "bfloat16";
+    case ScalarType::Half: return "float16";
+    case ScalarType::Float: return "float32";
+    case ScalarType::Double: return "float64";
+    case ScalarType::Int: return "int32";
+    case ScalarType::Long: return "int64";
+    default: return "an unsupported dtype";
+  }
+}
+
+// "bf16" / "fp16": the dtype key of the generated variant tables
+inline const char* dtype_key(ScalarType t) {
+  return t == ScalarType::BFloat16 ? "bf16" : (t == ScalarType::Half ? "fp16" : "");
+}
+
+inline std::string shape_str(const Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+inline void check_shape(const char* op, const char* name, const Tensor& t, std::initializer_list<int64_t> want,
+                        const char* layout) {
+  bool ok = t.dim() == static_cast<int64_t>(want.size());
+  int64_t i = 0;
+  for (int64_t w : want) ok = ok && t.size(i++) == w;
+  STD_TORCH_CHECK(ok, op, ": ", name, " must have shape ", layout, ", got ", shape_str(t));
+}
+
+inline void check_dtype(const char* op, const char* name, const Tensor& t, ScalarType want) {
+  STD_TORCH_CHECK(t.scalar_type() == want, op, ": ", name, " must be ", dtype_name(want), ", got ",
+                  dtype_name(t.scalar_type()));
+}
+
+inline void check_cuda_contiguous(const char* op, const char* name, const Tensor& t, int32_t device) {
+  STD_TORCH_CHECK(t.is_cuda(), op, ": ", name, " must be a CUDA tensor");
+  STD_TORCH_CHECK(t.get_device_index() == device, op, ": ", name, " is on cuda:", t.get_device_index(),
+                  " but q is on cuda:", device);
+  STD_TORCH_CHECK(t.is_contiguous(), op, ": ", name, " must be contiguous");
+}
+
+inline void check_aligned16(const char* op, const char* name, const Tensor& t) {
+  STD_TORCH_CHECK(reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0, op, ": ", name,
+                  " must start at a 16-byte aligned address (the kernels load it with TMA)");
+}
+
+inline void* current_stream(int32_t device) {
+  STD_TORCH_CHECK(aoti_torch_get_current_cuda_stream != nullptr,
+                  "flashqla: this build of torch has no CUDA support");
+  void* stream = nullptr;
+  STD_TORCH_CHECK(aoti_torch_get_current_cuda_stream(device, &stream) == AOTI_TORCH_SUCCESS,
+                  "flashqla: could not get the current CUDA stream");
+  return stream;
+}
+
+int cc_major(int32_t device);
+
+}  // namespace flashqla

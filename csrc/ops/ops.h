@@ -1,0 +1,17 @@
+// Op entry points registered in csrc/bindings.cpp. Schemas and semantics: docs/ops.md.
+#pragma once
+
+#include <optional>
+#include <tuple>
+
+#include <torch/csrc/stable/tensor.h>
+
+namespace flashqla {
+
+// (o, final_state, g_cumsum, A)
+std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor> gdn_fwd_cuda(
+    torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g,
+    torch::stable::Tensor beta, double scale, std::optional<torch::stable::Tensor> initial_state,
+    torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first);
+
+}  // namespace flashqla

@@ -1,0 +1,194 @@
+"""Public API: FLA-compatible `chunk_gated_delta_rule` and the low-level forward.
+
+Both flatten dense batches into the packed form the op takes ([1, B*T, ...] plus cu_seqlens),
+convert g, beta and the initial state to float32 and call torch.ops.flashqla.gdn_fwd, which runs
+the SM90 kernels for CUDA tensors and the float64 reference for CPU tensors.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import torch
+
+from . import _ops  # noqa: F401  (loads the op library, registers fake and CPU implementations)
+from .reference import l2norm
+from .validate import check_cu_seqlens_values, check_inputs
+
+__all__ = ["chunk_gated_delta_rule", "chunk_gated_delta_rule_fwd", "GdnForward"]
+
+
+class GdnForward(NamedTuple):
+    """What the forward computes, including what the backward consumes."""
+
+    o: torch.Tensor  # [B, T, HV, V], v's dtype; zero on padding tokens
+    final_state: torch.Tensor | None  # [N, HV, K, V] ([N, HV, V, K] if state_v_first), float32
+    g_cumsum: torch.Tensor  # [B, T, HV] float32: chunk-local cumsum of g (64-token chunks)
+    A: torch.Tensor  # [B, T, HV, 64] q's dtype: ungated inverse (I + strictLower(diag(beta) K K^T))^-1
+
+
+def _check_no_grad(**tensors: torch.Tensor | None) -> None:
+    if not torch.is_grad_enabled():
+        return
+    wanting = [name for name, t in tensors.items() if isinstance(t, torch.Tensor) and t.requires_grad]
+    if wanting:
+        raise NotImplementedError(
+            f"flashqla.chunk_gated_delta_rule: gradients are not available yet (the backward is being built); "
+            f"{', '.join(wanting)} require grad. Run under torch.no_grad() or detach the inputs.")
+
+
+def chunk_gated_delta_rule_fwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    output_final_state: bool = True,
+    cu_seqlens: torch.Tensor | None = None,
+    cu_seqlens_cpu: torch.Tensor | None = None,
+    state_v_first: bool = False,
+) -> GdnForward:
+    """Chunked GDN forward without autograd; returns `GdnForward(o, final_state, g_cumsum, A)`.
+
+    Arguments as in `chunk_gated_delta_rule` (q and k are used as given: no l2norm here).
+    """
+    B, T, N = check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
+    if cu_seqlens is not None:
+        check_cu_seqlens_values(cu_seqlens, cu_seqlens_cpu, T)
+        cu = cu_seqlens.to(torch.int32)
+    else:
+        cu = torch.arange(B + 1, dtype=torch.int32, device=q.device) * T
+    H, K = q.shape[2], q.shape[3]
+    HV, V = v.shape[2], v.shape[3]
+    scale = K ** -0.5 if scale is None else float(scale)
+    h0 = None if initial_state is None else initial_state.to(torch.float32).contiguous()
+    o, final_state, g_cumsum, A = torch.ops.flashqla.gdn_fwd(
+        q.reshape(1, B * T, H, K).contiguous(),
+        k.reshape(1, B * T, H, K).contiguous(),
+        v.reshape(1, B * T, HV, V).contiguous(),
+        g.reshape(1, B * T, HV).to(torch.float32).contiguous(),
+        beta.reshape(1, B * T, HV).to(torch.float32).contiguous(),
+        scale, h0, cu, output_final_state, state_v_first)
+    return GdnForward(
+        o.view(B, T, HV, V),
+        final_state if output_final_state else None,
+        g_cumsum.view(B, T, HV),
+        A.view(B, T, HV, A.shape[-1]))
+
+
+_FLA_UNSUPPORTED = {
+    "use_gate_in_kernel": "computing the gate inside the kernel",
+    "A_log": "computing the gate inside the kernel (A_log)",
+    "dt_bias": "computing the gate inside the kernel (dt_bias)",
+}
+
+
+def chunk_gated_delta_rule(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    output_final_state: bool = False,
+    use_qk_l2norm_in_kernel: bool = False,
+    use_beta_sigmoid_in_kernel: bool = False,
+    allow_neg_eigval: bool = False,
+    state_v_first: bool = False,
+    cu_seqlens: torch.Tensor | None = None,
+    cu_seqlens_cpu: torch.Tensor | None = None,
+    chunk_indices: torch.Tensor | None = None,
+    cp_context=None,
+    auto_cp: bool = True,
+    **kwargs,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Gated DeltaNet, chunked prefill: a drop-in for FLA 0.6.0's `chunk_gated_delta_rule`.
+
+    Per sequence and v-head, with the state S in [K, V]:
+    S <- exp(g_t) S;  S <- S + beta_t k_t (v_t - S^T k_t)^T;  o_t = scale * S^T q_t.
+
+    Args:
+        q (torch.Tensor):
+            queries of shape `[B, T, H, K]`, bfloat16 or float16. K must be 128.
+        k (torch.Tensor):
+            keys of shape `[B, T, H, K]`, q's dtype.
+        v (torch.Tensor):
+            values of shape `[B, T, HV, V]`, q's dtype; HV a multiple of H (v-head h reads q/k
+            head h // (HV // H)); V must be 128.
+        g (torch.Tensor):
+            per-token log decay (natural log, <= 0) of shape `[B, T, HV]`; computed in float32.
+        beta (torch.Tensor):
+            write strengths (already sigmoid-ed) of shape `[B, T, HV]`; computed in float32.
+        scale (float | None):
+            output scale. Default: `K ** -0.5`.
+        initial_state (torch.Tensor | None):
+            `[N, HV, K, V]` (`[N, HV, V, K]` if `state_v_first`), any float dtype, read as float32.
+            N = B, or the number of sequences with `cu_seqlens`. Default: zeros.
+        output_final_state (bool):
+            also return the state after each sequence's last token (float32). Default: `False`.
+        use_qk_l2norm_in_kernel (bool):
+            l2-normalize q and k first (x / sqrt(sum x^2 + 1e-6), statistics in float32).
+        state_v_first (bool):
+            states in `[V, K]` layout (the layout of vLLM, SGLang and FlashInfer).
+        cu_seqlens (torch.Tensor | None):
+            `[N + 1]` int32 or int64 offsets of N packed sequences (requires B = 1). Tokens after
+            `cu_seqlens[-1]` are padding; their outputs are 0.
+        cu_seqlens_cpu (torch.Tensor | None):
+            host copy of `cu_seqlens`: its values are then checked without a device-to-host copy.
+            (The offsets are not read back at all while a CUDA graph is captured.)
+        chunk_indices (torch.Tensor | None):
+            accepted for FLA compatibility and not needed: flashqla maps chunks to sequences on the
+            device.
+        auto_cp (bool):
+            allow intra-card context parallelism. Results do not depend on it; the current kernels
+            do not split sequences yet, so it has no effect.
+
+    Unsupported FLA options (`use_beta_sigmoid_in_kernel`, `allow_neg_eigval`, `cp_context`,
+    `use_gate_in_kernel`/`A_log`/`dt_bias`, `chunk_size` other than 64) raise NotImplementedError.
+    Inputs need not be contiguous (they are copied when they are not). CUDA tensors need an SM90
+    GPU (H100/H200); CPU tensors run the float64 reference and return the same dtypes.
+
+    Returns:
+        o of shape `[B, T, HV, V]` in v's dtype, and the final state (float32) or None.
+    """
+    head_first = kwargs.pop("head_first", False)
+    if head_first:
+        raise ValueError("flashqla.chunk_gated_delta_rule: `head_first` was removed in FLA; inputs must be "
+                         "[B, T, H, ...]")
+    if "transpose_state_layout" in kwargs:
+        warnings.warn("`transpose_state_layout` is deprecated; use `state_v_first`", DeprecationWarning,
+                      stacklevel=2)
+        if state_v_first:
+            raise ValueError("flashqla.chunk_gated_delta_rule: pass `state_v_first` or the deprecated "
+                             "`transpose_state_layout`, not both")
+        state_v_first = bool(kwargs.pop("transpose_state_layout"))
+    chunk_size = kwargs.pop("chunk_size", 64)
+    if chunk_size != 64:
+        raise NotImplementedError(f"flashqla.chunk_gated_delta_rule: `chunk_size` must be 64, got {chunk_size}")
+    for name, what in _FLA_UNSUPPORTED.items():
+        value = kwargs.pop(name, None)
+        if value is not None and value is not False:
+            raise NotImplementedError(f"flashqla.chunk_gated_delta_rule: `{name}` ({what}) is not supported; "
+                                      "compute the gate outside")
+    if kwargs:
+        raise TypeError(f"flashqla.chunk_gated_delta_rule: unexpected keyword arguments {sorted(kwargs)}")
+    if use_beta_sigmoid_in_kernel:
+        raise NotImplementedError("flashqla.chunk_gated_delta_rule: `use_beta_sigmoid_in_kernel` is not supported; "
+                                  "pass beta after the sigmoid")
+    if allow_neg_eigval:
+        raise NotImplementedError("flashqla.chunk_gated_delta_rule: `allow_neg_eigval` is not supported")
+    if cp_context is not None:
+        raise NotImplementedError("flashqla.chunk_gated_delta_rule: `cp_context` (context parallelism across "
+                                  "GPUs) is not supported")
+    del chunk_indices, auto_cp  # see the docstring
+    _check_no_grad(q=q, k=k, v=v, g=g, beta=beta, initial_state=initial_state)
+    if use_qk_l2norm_in_kernel:
+        check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
+        q, k = l2norm(q), l2norm(k)
+    out = chunk_gated_delta_rule_fwd(q, k, v, g, beta, scale, initial_state, output_final_state, cu_seqlens,
+                                     cu_seqlens_cpu, state_v_first)
+    return out.o, out.final_state

@@ -1,0 +1,191 @@
+"""Pure-PyTorch references for Gated DeltaNet, computed in float64.
+
+Two independent forms of the same recurrence (docs/gdn_chunk_derivation.md):
+
+* `gdn_recurrent_ref`: the token-by-token definition, the ground truth.
+* `chunk_local_cumsum_ref`, `kkt_solve_ref`, `chunk_fwd_ref`, composed by `gdn_chunk_ref`:
+  the chunked WY forward split the way the kernels split it, so that a failing kernel
+  points at a stage. Their intermediates (the chunk-local cumsum and the ungated inverse A)
+  are exactly what `torch.ops.flashqla.gdn_fwd` returns.
+
+Shapes follow FLA: q, k [B, T, H, K]; v [B, T, HV, V]; g, beta [B, T, HV]; states
+[N, HV, K, V] ([N, HV, V, K] with state_v_first). v-head h reads q/k head h // (HV // H).
+Varlen input has B = 1 and cu_seqlens [N + 1]; tokens after cu_seqlens[-1] are padding
+and get o = 0. This module depends on torch alone.
+"""
+
+from __future__ import annotations
+
+import torch
+
+CHUNK = 64
+
+
+def l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """x / sqrt(sum(x^2) + eps) over the last dim; statistics in fp32 (or x's dtype if wider)."""
+    xf = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    return (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+def _sequences(T: int, B: int, cu_seqlens: torch.Tensor | None) -> list[tuple[int, int, int]]:
+    """(batch index, start, end) of every sequence."""
+    if cu_seqlens is None:
+        return [(b, 0, T) for b in range(B)]
+    cu = [int(x) for x in cu_seqlens.tolist()]
+    return [(0, cu[i], cu[i + 1]) for i in range(len(cu) - 1)]
+
+
+def _expand_heads(x: torch.Tensor, HV: int) -> torch.Tensor:
+    # [B, T, H, K] -> [B, T, HV, K], v-head h uses q/k head h // (HV // H)
+    return x.repeat_interleave(HV // x.shape[2], dim=2)
+
+
+def gdn_recurrent_ref(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    output_final_state: bool = False,
+    cu_seqlens: torch.Tensor | None = None,
+    state_v_first: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Token-by-token GDN in float64: S <- exp(g_t) S; S <- S + beta_t k_t (v_t - S^T k_t)^T;
+    o_t = scale * S^T q_t.
+
+    Returns o [B, T, HV, V] (float64) and the final states [N, HV, K, V] (float64) or None.
+    """
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    scale = K ** -0.5 if scale is None else scale
+    qe, ke = _expand_heads(q.double(), HV), _expand_heads(k.double(), HV)
+    vd, gd, bd = v.double(), g.double(), beta.double()
+    o = torch.zeros(B, T, HV, V, dtype=torch.float64, device=q.device)
+    seqs = _sequences(T, B, cu_seqlens)
+    finals = []
+    for n, (b, s, e) in enumerate(seqs):
+        if initial_state is None:
+            S = torch.zeros(HV, K, V, dtype=torch.float64, device=q.device)
+        else:
+            S = initial_state[n].double()
+            S = S.transpose(-1, -2).clone() if state_v_first else S.clone()
+        for t in range(s, e):
+            S = S * torch.exp(gd[b, t])[:, None, None]
+            err = vd[b, t] - torch.einsum("hkv,hk->hv", S, ke[b, t])  # [HV, V]
+            S = S + bd[b, t][:, None, None] * ke[b, t][:, :, None] * err[:, None, :]
+            o[b, t] = scale * torch.einsum("hkv,hk->hv", S, qe[b, t])
+        finals.append(S.transpose(-1, -2) if state_v_first else S)
+    final = torch.stack(finals) if output_final_state and finals else None
+    if output_final_state and not finals:
+        final = torch.zeros(0, HV, K, V, dtype=torch.float64, device=q.device)
+    return o, final
+
+
+def chunk_local_cumsum_ref(g: torch.Tensor, cu_seqlens: torch.Tensor | None = None,
+                           chunk_size: int = CHUNK) -> torch.Tensor:
+    """[B, T, HV] -> [B, T, HV] float64: inclusive cumsum of g inside each chunk; chunks start at
+    each sequence's first token. Padding tokens get 0."""
+    B, T, _ = g.shape
+    out = torch.zeros_like(g, dtype=torch.float64)
+    for b, s, e in _sequences(T, B, cu_seqlens):
+        for c0 in range(s, e, chunk_size):
+            c1 = min(c0 + chunk_size, e)
+            out[b, c0:c1] = g[b, c0:c1].double().cumsum(0)
+    return out
+
+
+def kkt_solve_ref(k: torch.Tensor, beta: torch.Tensor, cu_seqlens: torch.Tensor | None = None,
+                  chunk_size: int = CHUNK) -> torch.Tensor:
+    """The ungated WY inverse A = (I + strictLower(diag(beta) K K^T))^-1 of every chunk.
+
+    k [B, T, H, K], beta [B, T, HV] -> A [B, T, HV, chunk_size] float64; row t holds row
+    (t - chunk start) of its chunk's inverse, zero-padded on the right for a partial chunk.
+    """
+    B, T, H, K = k.shape
+    HV = beta.shape[2]
+    ke = _expand_heads(k.double(), HV)
+    A = torch.zeros(B, T, HV, chunk_size, dtype=torch.float64, device=k.device)
+    for b, s, e in _sequences(T, B, cu_seqlens):
+        for c0 in range(s, e, chunk_size):
+            c1 = min(c0 + chunk_size, e)
+            kc = ke[b, c0:c1].transpose(0, 1)  # [HV, n, K]
+            kk = kc @ kc.transpose(1, 2)  # [HV, n, n]
+            L = torch.tril(beta[b, c0:c1].double().t()[:, :, None] * kk, diagonal=-1)
+            eye = torch.eye(c1 - c0, dtype=torch.float64, device=k.device).expand_as(L)
+            inv = torch.linalg.solve_triangular(eye + L, eye, upper=False, unitriangular=True)
+            A[b, c0:c1, :, : c1 - c0] = inv.transpose(0, 1)
+    return A
+
+
+def chunk_fwd_ref(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g_cumsum: torch.Tensor,
+    beta: torch.Tensor,
+    A: torch.Tensor,
+    scale: float,
+    initial_state: torch.Tensor | None = None,
+    cu_seqlens: torch.Tensor | None = None,
+    state_v_first: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The per-chunk forward of the fused kernel, in float64.
+
+    With Gamma_ij = exp(gc_i - gc_j) (i >= j), gamma = exp(gc), r = exp(gc_last - gc):
+    Ag = Gamma * A * beta_col; W = V - gamma * (K S); Vd = Ag W;
+    O = scale * gamma * (Q S) + (scale * Gamma * Q K^T) Vd; S <- gamma_last S + K^T (r * Vd).
+    Returns o [B, T, HV, V] and final states [N, HV, K, V] (or [N, HV, V, K]), float64.
+    """
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    qe, ke = _expand_heads(q.double(), HV), _expand_heads(k.double(), HV)
+    vd, gd, bd, Ad = v.double(), g_cumsum.double(), beta.double(), A.double()
+    o = torch.zeros(B, T, HV, V, dtype=torch.float64, device=q.device)
+    finals = []
+    for n, (b, s, e) in enumerate(_sequences(T, B, cu_seqlens)):
+        if initial_state is None:
+            S = torch.zeros(HV, K, V, dtype=torch.float64, device=q.device)
+        else:
+            S = initial_state[n].double()
+            S = S.transpose(-1, -2) if state_v_first else S
+        for c0 in range(s, e, CHUNK):
+            c1 = min(c0 + CHUNK, e)
+            m = c1 - c0
+            Q, Kc, Vc = (x[b, c0:c1].transpose(0, 1) for x in (qe, ke, vd))  # [HV, m, *]
+            G = gd[b, c0:c1].t()  # [HV, m]
+            Ac = Ad[b, c0:c1, :, :m].transpose(0, 1)  # [HV, m, m]
+            diff = G[:, :, None] - G[:, None, :]
+            lower = torch.ones(m, m, dtype=torch.bool, device=q.device).tril()
+            Gam = torch.exp(diff.masked_fill(~lower, float("-inf")))  # exp only of arguments <= 0
+            gamma = torch.exp(G)[..., None]  # [HV, m, 1]
+            r = torch.exp(G[:, -1:] - G)[..., None]
+            Ag = Gam * Ac * bd[b, c0:c1].t()[:, None, :]
+            W = Vc - gamma * (Kc @ S)
+            Vd = Ag @ W
+            o[b, c0:c1] = (scale * gamma * (Q @ S) + (scale * Gam * (Q @ Kc.transpose(1, 2))) @ Vd).transpose(0, 1)
+            S = torch.exp(G[:, -1])[:, None, None] * S + Kc.transpose(1, 2) @ (r * Vd)
+        finals.append(S.transpose(-1, -2) if state_v_first else S)
+    final = torch.stack(finals) if finals else torch.zeros(0, HV, K, V, dtype=torch.float64, device=q.device)
+    return o, final
+
+
+def gdn_chunk_ref(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    output_final_state: bool = False,
+    cu_seqlens: torch.Tensor | None = None,
+    state_v_first: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Chunked WY forward in float64 (same arguments and results as `gdn_recurrent_ref`)."""
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    gc = chunk_local_cumsum_ref(g, cu_seqlens)
+    A = kkt_solve_ref(k, beta, cu_seqlens)
+    o, final = chunk_fwd_ref(q, k, v, gc, beta, A, scale, initial_state, cu_seqlens, state_v_first)
+    return o, (final if output_final_state else None)

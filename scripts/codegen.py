@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Ahead-of-time codegen: TileLang programs -> CUDA translation units with C launchers.
+
+Runs at build time on a machine with no GPU (needs tilelang, any torch, no nvcc).
+For every row of tilelang_src/variants.py whose arch is requested it
+
+  1. builds the T.prim_func and names it after the variant (so that several variants and
+     arches link into one shared object),
+  2. lowers it for an explicit target inside `with PassContext(...), target:`,
+  3. runs TileLang's host-wrapper generator (TLCUDASourceWrapper: init() sets the dynamic
+     shared memory limit, call() encodes TMA descriptors on the host and launches),
+  4. rewrites that wrapper (every rewrite must match exactly once, so a TileLang upgrade
+     that changes the text fails here, loudly) and appends one exported C launcher
+
+       int flashqla_<kernel>_<arch>_<key>(void* buffers..., scalars..., int64_t dims...,
+                                          void* stream, char* err, int errlen)
+
+Outputs (in --out): <arch>/<symbol>.cu, flashqla_kernels.h (launcher typedefs + a
+variant table per kernel), sources.cmake (files and per-file nvcc flags), manifest.json.
+
+    python scripts/codegen.py --out build/generated --archs "90a;100a;120a" [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "tilelang_src"
+
+# TileLang dtype -> C type of call()'s parameters / of the exported launcher's parameters
+C_BUFFER = {"bfloat16": "bfloat16_t", "float16": "half_t", "float32": "float", "int32": "int", "int64": "int64_t"}
+C_SCALAR = {"int32": ("int", "int32_t"), "float32": ("float", "float")}
+
+
+def normalize_arch(a: str) -> str:
+    """'90a' | 'sm90a' | 'sm_90a' -> 'sm_90a'."""
+    a = a.strip().lower().replace("sm_", "").replace("sm", "")
+    return f"sm_{a}"
+
+
+def _sub_once(pattern: str, repl: str, text: str, what: str) -> str:
+    new, n = re.subn(pattern, repl, text)
+    if n != 1:
+        raise RuntimeError(f"codegen rewrite '{what}' matched {n} times (expected 1): the TileLang wrapper "
+                           f"text changed; update scripts/codegen.py for this TileLang version")
+    return new
+
+
+def _load_variants():
+    sys.path.insert(0, str(SRC))
+    from variants import VARIANTS  # noqa: E402
+
+    return VARIANTS
+
+
+def _lower_one(index: int) -> dict:
+    """Lower variant `index`; returns the TU text and its metadata (runs in a worker)."""
+    import importlib
+
+    import tilelang
+    from tilelang import tvm
+    from tilelang.jit.adapter.wrapper import TLCUDASourceWrapper
+    from tvm.target import Target
+
+    variant = _load_variants()[index]
+    factory = getattr(importlib.import_module(variant.module), variant.factory)
+    symbol = variant.symbol
+    func = factory(**variant.params).with_attr("global_symbol", symbol)
+    target = Target({"kind": "cuda", "arch": variant.arch})
+    pass_configs = {"tl.enable_fast_math": bool(variant.fast_math)}
+
+    t0 = time.time()
+    with tvm.transform.PassContext(opt_level=3, config=pass_configs), target:
+        art = tilelang.lower(func, target=target)
+        wrapper = TLCUDASourceWrapper(
+            scheduled_ir_module=tvm.IRModule({symbol: func}), source=art.kernel_source, target=target,
+            device_mod=art.device_mod, host_mod=art.host_mod, pass_configs=pass_configs)
+        code = wrapper.lib_code
+    lower_s = time.time() - t0
+
+    code = _sub_once(r'extern "C" TL_EXPORT const char\* get_last_error\(\)', "static const char* get_last_error()",
+                     code, "get_last_error")
+    code = _sub_once(r'extern "C" TL_EXPORT int init\(\)', "static int init()", code, "init")
+    code = _sub_once(r'extern "C" TL_EXPORT int call\(', "static int call(", code, "call")
+    code = _sub_once(r"cudaStream_t stream=cudaStreamDefault\)", "cudaStream_t stream)", code, "default stream")
+    # one cached driver entry point instead of a lookup per descriptor per call
+    code = code.replace("CUTLASS_CUDA_DRIVER_WRAPPER_CALL(cuTensorMapEncodeTiled)", "flashqla::rt::encode_tiled()")
+    uses_pdl = bool(wrapper.pdl_sync_map)
+    if not uses_pdl:
+        # the wrapper always allows programmatic stream serialization; none of our kernels waits on it
+        code = code.replace("programmaticStreamSerializationAllowed = 1;",
+                            "programmaticStreamSerializationAllowed = 0;")
+
+    prim = wrapper.prim_func
+    params, call_args, meta_params = [], [], []
+    for p in prim.params:
+        if p in prim.buffer_map:
+            buf = prim.buffer_map[p]
+            name, dt = str(buf.data.name), str(buf.dtype)
+            params.append(f"void* {name}")
+            call_args.append(f"({C_BUFFER[dt]}*){name}")
+            meta_params.append({"kind": "buffer", "name": name, "dtype": dt, "shape": [str(s) for s in buf.shape]})
+        else:
+            name, dt = str(p.name), str(p.dtype)
+            call_t, abi_t = C_SCALAR[dt]
+            params.append(f"{abi_t} {name}")
+            call_args.append(f"({call_t}){name}")
+            meta_params.append({"kind": "scalar", "name": name, "dtype": dt})
+    scalar_names = {m["name"] for m in meta_params}
+    dims = [str(n) for n, _ in wrapper.get_dynamic_symbolic_set(prim) if str(n) not in scalar_names]
+    # every symbolic dim must reach call(): a dim used only inside an expression is dropped by the
+    # wrapper (TileLang 0.1.15), so the kernels declare each dim as a bare shape entry
+    free = {str(v) for b in prim.buffer_map.values() for s in b.shape for v in _free_vars(s)}
+    missing = sorted(free - set(dims) - scalar_names)
+    if missing:
+        raise RuntimeError(f"{symbol}: symbolic dims {missing} appear only inside shape expressions; "
+                           f"declare each one as a plain dimension of some buffer")
+    for d in dims:
+        params.append(f"int64_t {d}")
+        call_args.append(f"(int){d}")
+    signature = ", ".join(params + ["void* stream", "char* err", "int errlen"])
+    launcher = f"""
+// exported launcher: 0 on success, otherwise -1 with a message in err
+extern "C" int {symbol}({signature}) {{
+  static flashqla::rt::PerDeviceOnce once;
+  int rc = once.run([] {{ return init(); }});
+  if (rc == 0) rc = call({", ".join(call_args + ["(cudaStream_t)stream"])});
+  if (rc != 0) flashqla::rt::copy_error(err, errlen, "{symbol}", get_last_error());
+  return rc;
+}}
+"""
+    src_rel = f"tilelang_src/{variant.module.replace('.', '/')}.py"
+    src_hash = hashlib.sha256((SRC / f"{variant.module.replace('.', '/')}.py").read_bytes()).hexdigest()[:12]
+    header = (f"// Auto-generated by scripts/codegen.py from {src_rel} (tilelang {tilelang.__version__}, "
+              f"src sha {src_hash}). Do not edit.\n"
+              f"// variant: {variant.kernel} arch={variant.arch} params={json.dumps(variant.params)}\n"
+              '#include "flashqla_rt.h"\n'
+              "// tl_templates/cuda/debug.h defines non-inline functions; give them a per-TU name so that\n"
+              "// several generated TUs link into one library\n"
+              f"#define debug_print_msg debug_print_msg__{symbol}\n"
+              f"#define debug_print_buffer_value debug_print_buffer_value__{symbol}\n")
+    code = header + code + launcher
+    dev = {str(gv.name_hint): {"grid": [str(x) for x in wrapper.grid_info[gv.name_hint]],
+                               "block": [str(x) for x in wrapper.block_info[gv.name_hint]],
+                               "dynamic_smem_bytes": int(wrapper.dynamic_smem_buf[gv.name_hint])}
+           for gv in wrapper.device_mod.functions}
+    # json round trip: plain Python values only (TVM strings must not cross the process boundary)
+    return json.loads(json.dumps({"index": index, "code": code, "symbol": symbol, "signature": signature,
+            "meta": {"kernel": variant.kernel, "arch": variant.arch, "symbol": symbol, "key": dict(variant.key),
+                     "params": meta_params, "dims": dims, "device": dev, "fast_math": variant.fast_math,
+                     "uses_pdl": uses_pdl, "lower_seconds": round(lower_s, 2), "source": src_rel,
+                     "source_sha": src_hash, "tilelang": tilelang.__version__}}))
+
+
+def _free_vars(expr):
+    from tilelang import tvm
+
+    out = []
+    tvm.tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tvm.tirx.Var) else None)
+    return out
+
+
+def _registry_header(results: list[dict]) -> str:
+    lines = ["// Auto-generated by scripts/codegen.py. Do not edit.",
+             "// One launcher type and one variant table per kernel; csrc/ops/dispatch.h searches them.",
+             "#pragma once", "#include <cstdint>", ""]
+    by_kernel: dict[str, list[dict]] = {}
+    for r in results:
+        by_kernel.setdefault(r["meta"]["kernel"], []).append(r)
+    for kernel, rows in sorted(by_kernel.items()):
+        sigs = {r["signature"] for r in rows}
+        if len(sigs) != 1:
+            raise RuntimeError(f"variants of {kernel} disagree on the launcher signature: {sigs}")
+        sig = sigs.pop()
+        for r in rows:
+            lines.append(f'extern "C" int {r["symbol"]}({sig});')
+        lines.append(f"using {kernel}_launcher = int (*)({sig});")
+        lines.append(f"struct {kernel}_variant {{ int cc_major; const char* dtype; int bv; "
+                     f"{kernel}_launcher fn; const char* symbol; }};")
+        lines.append(f"inline constexpr {kernel}_variant {kernel}_variants[] = {{")
+        for r in rows:
+            key = r["meta"]["key"]
+            major = int(re.match(r"sm_(\d+)", r["meta"]["arch"]).group(1)) // 10
+            lines.append(f'    {{{major}, "{key.get("dtype", "")}", {key.get("bv", 0)}, &{r["symbol"]}, '
+                         f'"{r["symbol"]}"}},')
+        lines.append("};")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--archs", default=os.environ.get("FLASHQLA_ARCHS", "90a"),
+                    help="';' or ',' separated list, e.g. '90a;100a;120a'")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("FLASHQLA_CODEGEN_JOBS", os.cpu_count() or 1)))
+    args = ap.parse_args()
+
+    t0 = time.time()
+    archs = [normalize_arch(a) for a in re.split(r"[;,]", args.archs) if a.strip()]
+    variants = _load_variants()
+    todo = [i for i, v in enumerate(variants) if v.arch in archs]
+    no_kernels = sorted(set(archs) - {variants[i].arch for i in todo})
+    if no_kernels:
+        print(f"[codegen] note: no kernel variants exist yet for {no_kernels}; those GPUs get a clear "
+              f"'not compiled for this architecture' error at run time", flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    jobs = max(1, min(args.jobs, len(todo)))
+    if jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            results = pool.map(_lower_one, todo)
+    else:
+        results = [_lower_one(i) for i in todo]
+
+    cmake = ["# Auto-generated by scripts/codegen.py. Do not edit.", "set(FLASHQLA_GENERATED_SOURCES)"]
+    for r in results:
+        meta = r["meta"]
+        tag = meta["arch"].replace("_", "")
+        path = out / tag / f"{meta['symbol']}.cu"
+        path.parent.mkdir(exist_ok=True)
+        if not path.exists() or path.read_text() != r["code"]:  # keep mtimes for incremental builds
+            path.write_text(r["code"])
+        meta["file"] = str(path.relative_to(out))
+        flags = "--use_fast_math" if meta["fast_math"] else ""
+        cmake.append(f'list(APPEND FLASHQLA_GENERATED_SOURCES "{meta["arch"]}|${{CMAKE_CURRENT_LIST_DIR}}/'
+                     f'{meta["file"]}|{flags}")')
+        print(f"[codegen] {meta['symbol']:58s} lowered in {meta['lower_seconds']:5.1f} s, "
+              f"smem {list(meta['device'].values())[0]['dynamic_smem_bytes']} B", flush=True)
+    (out / "flashqla_kernels.h").write_text(_registry_header(results))
+    (out / "sources.cmake").write_text("\n".join(cmake) + "\n")
+    manifest = {"archs": archs, "kernels": [r["meta"] for r in results]}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"[codegen] {len(results)} variants for {archs} in {time.time() - t0:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

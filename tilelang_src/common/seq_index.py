@@ -1,0 +1,40 @@
+"""Device-side sequence bookkeeping shared by the GDN kernels (no host planning).
+
+Chunks are aligned to each sequence's start. Chunk j of sequence i starts at token
+cu[i] + BT*j and is given the *slot*
+
+    slot(i, j) = floor(cu[i] / BT) + i + j
+
+Slots are strictly increasing over (i, j), and every slot is below ceil(T / BT) + N,
+so a chunk-parallel kernel launches that many CTAs (a number the host knows without
+reading cu_seqlens) and each CTA finds its chunk with a binary search over cu_seqlens.
+Slots from slot(N, 0) on cover the padding tail [cu[N], T) in BT-token pieces.
+Derivation: docs/gdn_chunk_derivation.md, "Chunk slots".
+"""
+
+import tilelang.language as T
+
+# 2^31 exceeds every int32 sequence count, so 31 halvings always finish the search
+SEARCH_STEPS = 31
+
+
+@T.macro
+def seq_bound(cu_seqlens, i, num_tokens):
+    # malformed offsets are clamped into [0, T] instead of reading or writing out of bounds
+    return T.min(T.max(cu_seqlens[i], 0), num_tokens)
+
+
+@T.macro
+def find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, lo: T.Ref, hi: T.Ref):
+    """lo <- the sequence that owns `slot` (num_seqs for the padding tail).
+
+    `lo` and `hi` are int32 vars of the caller, used as the search interval.
+    """
+    lo = 0
+    hi = num_seqs
+    for _ in T.serial(SEARCH_STEPS):
+        if lo < hi:
+            if seq_bound(cu_seqlens, (lo + hi + 1) // 2, num_tokens) // BT + (lo + hi + 1) // 2 <= slot:
+                lo = (lo + hi + 1) // 2
+            else:
+                hi = (lo + hi + 1) // 2 - 1

@@ -1,0 +1,136 @@
+"""Chunk preparation for the GDN forward (SM90): chunk-local cumsum of g and the
+ungated WY inverse, one CTA per (chunk slot, v-head).
+
+    gc[t] = sum of g over the chunk up to and including token t          (fp32)
+    A     = (I + strictLower(diag(beta) K K^T))^-1 per BT-token chunk     (q dtype)
+
+A carries no gate: the fused forward recovers the gated matrix as Gamma * A
+(docs/gdn_chunk_derivation.md, "Ungated inverse"). The 64x64 unit-lower-triangular
+inverse is exact blockwise forward substitution in fp32: the four 16x16 diagonal
+blocks column by column, then two merge levels X_lo = -D_hi T_lo D_lo.
+Every CTA computes unconditionally (idle slots on zeros) so that barriers never sit
+inside a data-dependent branch; only the stores are masked. Tokens of the padding
+tail [cu[N], T) get gc = 0 and A = 0.
+"""
+
+import tilelang.language as T
+
+from common.seq_index import find_slot, seq_bound
+
+
+def gdn_chunk_prep_sm90(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    # kernel config
+    BT: int = 64,
+    threads: int = 128,
+):
+    assert BT == 64, "the blockwise inverse is written for 64-token chunks"
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    accum = "float32"
+
+    @T.prim_func
+    def gdn_chunk_prep(
+        k: T.Tensor((num_tokens, H, K), dtype),
+        g: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        num_slots: T.int32,
+    ):
+        with T.Kernel(num_slots * HV, threads=threads) as (bx,):
+            slot = bx // HV
+            hv = bx % HV
+            hq = hv // (HV // H)
+            num_seqs = N1 - 1
+
+            seq = T.alloc_var("int32", init=0)
+            hi = T.alloc_var("int32", init=0)
+            find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi)
+            base = seq_bound(cu_seqlens, seq, num_tokens)
+            t0 = base + (slot - (base // BT + seq)) * BT
+            # rows [t0, t0 + n_valid) belong to the chunk; the tail slot owns rows up to T
+            seq_end = T.alloc_var("int32", init=0)
+            if seq < num_seqs:
+                seq_end = T.max(seq_bound(cu_seqlens, seq + 1, num_tokens), base)
+            else:
+                seq_end = base
+            n_valid = T.max(T.min(seq_end - t0, BT), 0)
+            n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
+
+            k_s = T.alloc_shared((BT, K), dtype)
+            g_s = T.alloc_shared((BT,), accum)
+            b_s = T.alloc_shared((BT,), accum)
+            t_s = T.alloc_shared((BT, BT), accum)  # I + L
+            inv_s = T.alloc_shared((BT, BT), accum)  # (I + L)^-1, built in place
+            kk = T.alloc_fragment((BT, BT), accum)
+            acc16 = T.alloc_fragment((2, 16, 16), accum)
+            tmp16_s = T.alloc_shared((2, 16, 16), accum)
+            acc32 = T.alloc_fragment((32, 32), accum)
+            tmp32_s = T.alloc_shared((32, 32), accum)
+
+            # ---- loads, zero-filled past the chunk's valid rows
+            for r, c in T.Parallel(BT, K):
+                k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
+            for r in T.Parallel(BT):
+                g_s[r] = T.if_then_else(r < n_valid, g[t0 + r, hv], 0.0)
+                b_s[r] = T.if_then_else(r < n_valid, beta[t0 + r, hv], 0.0)
+            T.cumsum(g_s, dim=0)
+
+            # ---- T = I + strictLower(diag(beta) K K^T)
+            T.gemm(k_s, k_s, kk, transpose_B=True, clear_accum=True)
+            for r, c in T.Parallel(BT, BT):
+                t_s[r, c] = T.if_then_else(r > c, b_s[r] * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
+                inv_s[r, c] = T.if_then_else(r == c, 1.0, 0.0)
+
+            # ---- diagonal 16x16 blocks: lane (b, c) solves T_bb x = e_c row by row
+            for m in T.unroll(1, 16):
+                for j in T.unroll(m):
+                    for b, c in T.Parallel(4, 16):
+                        inv_s[16 * b + m, 16 * b + c] -= (
+                            t_s[16 * b + m, 16 * b + j] * inv_s[16 * b + j, 16 * b + c])
+
+            # ---- level 1: X = -D_hi T_lo D_lo for the 16-blocks (1,0) and (3,2)
+            T.clear(acc16)
+            for j in T.unroll(16):
+                for p, r, c in T.Parallel(2, 16, 16):
+                    acc16[p, r, c] += t_s[32 * p + 16 + r, 32 * p + j] * inv_s[32 * p + j, 32 * p + c]
+            T.copy(acc16, tmp16_s)
+            T.clear(acc16)
+            for j in T.unroll(16):
+                for p, r, c in T.Parallel(2, 16, 16):
+                    acc16[p, r, c] -= inv_s[32 * p + 16 + r, 32 * p + 16 + j] * tmp16_s[p, j, c]
+            for p, r, c in T.Parallel(2, 16, 16):
+                inv_s[32 * p + 16 + r, 32 * p + c] = acc16[p, r, c]
+
+            # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0)
+            T.clear(acc32)
+            for j in T.serial(32):
+                for r, c in T.Parallel(32, 32):
+                    acc32[r, c] += t_s[32 + r, j] * inv_s[j, c]
+            T.copy(acc32, tmp32_s)
+            T.clear(acc32)
+            for j in T.serial(32):
+                for r, c in T.Parallel(32, 32):
+                    acc32[r, c] -= inv_s[32 + r, 32 + j] * tmp32_s[j, c]
+            for r, c in T.Parallel(32, 32):
+                inv_s[32 + r, c] = acc32[r, c]
+
+            # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail
+            for r, c in T.Parallel(BT, BT):
+                if r < n_valid:
+                    A[t0 + r, hv, c] = T.cast(inv_s[r, c], dtype)
+                elif r < n_tail:
+                    A[t0 + r, hv, c] = T.cast(0, dtype)
+            for r in T.Parallel(BT):
+                if r < n_valid:
+                    g_cumsum[t0 + r, hv] = g_s[r]
+                elif r < n_tail:
+                    g_cumsum[t0 + r, hv] = 0.0
+
+    return gdn_chunk_prep
