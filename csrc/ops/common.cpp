@@ -18,4 +18,9 @@ int cc_major(int32_t device) {
   return major;
 }
 
+bool poison_outputs() {
+  const char* v = std::getenv("FLASHQLA_POISON_OUTPUTS");
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
+}
+
 }  // namespace flashqla

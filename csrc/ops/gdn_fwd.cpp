@@ -64,6 +64,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tens
   Tensor g_cumsum = torch::stable::new_empty(g, {1, T, HV});
   Tensor A = torch::stable::new_empty(q, {1, T, HV, kChunk});
   Tensor final_state = torch::stable::new_empty(g, {output_final_state ? N : 0, HV, kHeadDim, kHeadDim});
+  poison({&o, &g_cumsum, &A, &final_state});
 
   if (T == 0) {  // every sequence is empty: the final state is the initial state
     if (output_final_state) {
