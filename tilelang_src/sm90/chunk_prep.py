@@ -62,6 +62,7 @@ def gdn_chunk_prep_sm90(
                 seq_end = base
             n_valid = T.max(T.min(seq_end - t0, BT), 0)
             n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
+            n_store = T.max(n_valid, n_tail)  # at most one of the two is nonzero
 
             k_s = T.alloc_shared((BT, K), dtype)
             g_s = T.alloc_shared((BT,), accum)
@@ -121,16 +122,14 @@ def gdn_chunk_prep_sm90(
             for r, c in T.Parallel(32, 32):
                 inv_s[32 + r, c] = acc32[r, c]
 
-            # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail
+            # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
+            # NOTE: one condition per store; TileLang 0.1.15 merges the stores of an if/elif
+            # pair into one unconditional store of an uninitialized value.
             for r, c in T.Parallel(BT, BT):
-                if r < n_valid:
-                    A[t0 + r, hv, c] = T.cast(inv_s[r, c], dtype)
-                elif r < n_tail:
-                    A[t0 + r, hv, c] = T.cast(0, dtype)
+                if r < n_store:
+                    A[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, inv_s[r, c], 0.0), dtype)
             for r in T.Parallel(BT):
-                if r < n_valid:
-                    g_cumsum[t0 + r, hv] = g_s[r]
-                elif r < n_tail:
-                    g_cumsum[t0 + r, hv] = 0.0
+                if r < n_store:
+                    g_cumsum[t0 + r, hv] = T.if_then_else(r < n_valid, g_s[r], 0.0)
 
     return gdn_chunk_prep
