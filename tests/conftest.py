@@ -33,6 +33,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_terminal_summary(terminalreporter):
+    from gdn_inputs import WORST
+
+    if WORST:
+        terminalreporter.write_line("flashqla: worst relative L2 error per tensor (vs float64):")
+        for name, (err, case) in sorted(WORST.items()):
+            terminalreporter.write_line(f"  {name:14s} {err:.3e}  ({case})")
     skipped = terminalreporter.stats.get("skipped", [])
     if skipped:
         terminalreporter.write_line(f"flashqla: {len(skipped)} tests skipped"

@@ -18,6 +18,16 @@ from flashqla.reference import l2norm
 TOL = {"o": 1e-2, "final_state": 1e-2, "g_cumsum": 1e-5, "A": 1e-2}
 
 
+# worst error seen per tensor in this session: name -> (error, case); printed by conftest
+WORST: dict[str, tuple[float, str]] = {}
+
+
+def record(name: str, err: float, case: str) -> float:
+    if err > WORST.get(name, (-1.0, ""))[0]:
+        WORST[name] = (err, case)
+    return err
+
+
 def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
     """||x - ref|| / ||ref|| in float64; NaN anywhere in x gives inf."""
     x = x.double()

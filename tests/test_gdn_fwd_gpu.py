@@ -13,7 +13,7 @@ import torch
 import flashqla
 from flashqla.reference import (chunk_local_cumsum_ref, gdn_chunk_ref, gdn_recurrent_ref, kkt_solve_ref,
                                 l2norm)
-from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, rel_err
+from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -29,7 +29,8 @@ def reference(p, cu_seqlens=None, state_v_first=False, l2=False):
 
 
 def check(o, ht, o_ref, ht_ref, what):
-    e_o, e_h = rel_err(o, o_ref), rel_err(ht, ht_ref)
+    e_o = record("o", rel_err(o, o_ref), what)
+    e_h = record("final_state", rel_err(ht, ht_ref), what)
     assert e_o <= TOL["o"], f"{what}: o rel err {e_o:.3e}"
     assert e_h <= TOL["final_state"], f"{what}: final_state rel err {e_h:.3e}"
     return e_o, e_h
@@ -42,7 +43,7 @@ def test_dense_single_sequence(T, H, HV):
     o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True)
     assert o.shape == (1, T, HV, 128) and o.dtype == torch.bfloat16
     assert ht.shape == (1, HV, 128, 128) and ht.dtype == torch.float32
-    check(o, ht, *reference(p), f"T={T} H={H} HV={HV}")
+    check(o, ht, *reference(p), f"B=1 T={T} H={H} HV={HV}")
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
@@ -53,7 +54,7 @@ def test_dense_batch(B, T, H, HV, dtype):
     p = make_problem(B, T, H, HV, dtype=dtype, device=DEV)
     o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True)
     assert o.dtype == dtype and o.shape == (B, T, HV, 128) and ht.shape == (B, HV, 128, 128)
-    check(o, ht, *reference(p), f"B={B} T={T} {dtype}")
+    check(o, ht, *reference(p), f"B={B} T={T} H={H} HV={HV} {dtype}")
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
@@ -64,7 +65,8 @@ def test_options(h0, state_v_first, l2, dtype):
     p = make_problem(1, 1000, 2, 8, dtype=dtype, device=DEV, h0=h0, normalize=not l2)
     o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True, state_v_first=state_v_first,
                                             use_qk_l2norm_in_kernel=l2)
-    check(o, ht, *reference(p, state_v_first=state_v_first, l2=l2), "options")
+    check(o, ht, *reference(p, state_v_first=state_v_first, l2=l2),
+          f"T=1000 H=2 HV=8 h0={h0} v_first={state_v_first} l2={l2} {dtype}")
 
 
 VARLEN = {
@@ -87,7 +89,7 @@ def test_varlen(mix, H, HV, state_v_first, h0):
     o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True, cu_seqlens=cu,
                                             state_v_first=state_v_first)
     o_ref, ht_ref = reference(p, cu_seqlens=cu, state_v_first=state_v_first)
-    check(o, ht, o_ref, ht_ref, mix)
+    check(o, ht, o_ref, ht_ref, f"varlen {mix} H={H} HV={HV} v_first={state_v_first} h0={h0}")
     end = sum(lengths)
     assert torch.equal(o[:, end:], torch.zeros_like(o[:, end:])), "padding tail of o must be exactly zero"
     for n, length in enumerate(lengths):
@@ -112,8 +114,8 @@ def test_stages_match_reference():
     out = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu)
     gc_ref = chunk_local_cumsum_ref(p["g"], cu)
     a_ref = kkt_solve_ref(p["k"], p["beta"], cu)
-    assert rel_err(out.g_cumsum, gc_ref) <= TOL["g_cumsum"]
-    assert rel_err(out.A, a_ref) <= TOL["A"]
+    assert record("g_cumsum", rel_err(out.g_cumsum, gc_ref), "stages") <= TOL["g_cumsum"]
+    assert record("A", rel_err(out.A, a_ref), "stages") <= TOL["A"]
     end = sum(lengths)
     assert torch.equal(out.A[:, end:], torch.zeros_like(out.A[:, end:]))
     assert torch.equal(out.g_cumsum[:, end:], torch.zeros_like(out.g_cumsum[:, end:]))
