@@ -10,6 +10,13 @@ STABLE_TORCH_LIBRARY(flashqla, m) {
       "gdn_fwd(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, float scale, Tensor? initial_state, "
       "Tensor cu_seqlens, bool output_final_state, bool state_v_first) "
       "-> (Tensor o, Tensor final_state, Tensor g_cumsum, Tensor A)");
+  m.def(
+      "gdn_bwd(Tensor q, Tensor k, Tensor v, Tensor g_cumsum, Tensor beta, Tensor A, Tensor do, Tensor? dht, "
+      "float scale, Tensor? initial_state, Tensor cu_seqlens, bool state_v_first) "
+      "-> (Tensor dq, Tensor dk, Tensor dv, Tensor dg, Tensor dbeta, Tensor dh0)");
 }
 
-STABLE_TORCH_LIBRARY_IMPL(flashqla, CUDA, m) { m.impl("gdn_fwd", TORCH_BOX(&flashqla::gdn_fwd_cuda)); }
+STABLE_TORCH_LIBRARY_IMPL(flashqla, CUDA, m) {
+  m.impl("gdn_fwd", TORCH_BOX(&flashqla::gdn_fwd_cuda));
+  m.impl("gdn_bwd", TORCH_BOX(&flashqla::gdn_bwd_cuda));
+}

@@ -36,3 +36,9 @@ for _short, _dtype in DTYPES.items():
     VARIANTS.append(Variant(
         "sm_90a", "gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
         params=dict(dtype=_dtype, K=128, V=128, BT=64, BV=64), key=(("dtype", _short), ("bv", 64))))
+    VARIANTS.append(Variant(
+        "sm_90a", "gdn_bwd_dh", "sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90",
+        params=dict(dtype=_dtype, K=128, V=128, BT=64, BV=64), key=(("dtype", _short), ("bv", 64))))
+    VARIANTS.append(Variant(
+        "sm_90a", "gdn_bwd_chunk", "sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90",
+        params=dict(dtype=_dtype, K=128, V=128, BT=64), key=(("dtype", _short),)))

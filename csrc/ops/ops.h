@@ -14,4 +14,12 @@ std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, 
     torch::stable::Tensor beta, double scale, std::optional<torch::stable::Tensor> initial_state,
     torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first);
 
+// (dq, dk, dv, dg, dbeta, dh0)
+std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor,
+           torch::stable::Tensor, torch::stable::Tensor>
+gdn_bwd_cuda(torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g_cumsum,
+             torch::stable::Tensor beta, torch::stable::Tensor A, torch::stable::Tensor do_,
+             std::optional<torch::stable::Tensor> dht, double scale, std::optional<torch::stable::Tensor> initial_state,
+             torch::stable::Tensor cu_seqlens, bool state_v_first);
+
 }  // namespace flashqla

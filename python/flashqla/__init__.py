@@ -11,8 +11,9 @@ import torch  # noqa: F401  (torch's libraries must be loaded before the op libr
 
 from . import reference
 from ._ops import build_manifest
-from .api import GdnForward, chunk_gated_delta_rule, chunk_gated_delta_rule_fwd
+from .api import (GdnForward, GdnGrads, chunk_gated_delta_rule, chunk_gated_delta_rule_bwd,
+                  chunk_gated_delta_rule_fwd)
 
 __version__ = "0.1.0"
-__all__ = ["chunk_gated_delta_rule", "chunk_gated_delta_rule_fwd", "GdnForward", "reference", "build_manifest",
-           "__version__"]
+__all__ = ["chunk_gated_delta_rule", "chunk_gated_delta_rule_fwd", "chunk_gated_delta_rule_bwd", "GdnForward",
+           "GdnGrads", "reference", "build_manifest", "__version__"]

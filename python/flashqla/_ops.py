@@ -1,6 +1,7 @@
 """Loads the compiled op library once and adds the Python-side registrations of its ops:
-the fake (Meta) implementation for torch.compile and export, and the CPU implementation,
-which is the float64 reference of `reference.py` rounded to the op's output dtypes.
+the fake (Meta) implementations for torch.compile and export, the CPU implementations (the float64
+reference of `reference.py` rounded to the op's output dtypes) and the autograd formula of
+gdn_fwd (its backward is the op gdn_bwd), so compiled graphs keep the backward.
 
 The schemas themselves are defined in C++ (csrc/bindings.cpp). No device is queried here.
 """
@@ -58,6 +59,47 @@ def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_fina
     gc = reference.chunk_local_cumsum_ref(g, cu_seqlens)
     A = reference.kkt_solve_ref(k, beta, cu_seqlens)
     o, final = reference.chunk_fwd_ref(q, k, v, gc, beta, A, scale, initial_state, cu_seqlens, state_v_first)
-    N, HV = cu_seqlens.shape[0] - 1, v.shape[2]
+    HV = v.shape[2]
     final_state = final.float() if output_final_state else g.new_empty(0, HV, HEAD_DIM, HEAD_DIM)
     return o.to(v.dtype), final_state, gc.float(), A.to(q.dtype)
+
+
+@torch.library.register_fake("flashqla::gdn_bwd")
+def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first):
+    N, HV = cu_seqlens.shape[0] - 1, v.shape[2]
+    dh0 = g_cumsum.new_empty(N if initial_state is not None else 0, HV, HEAD_DIM, HEAD_DIM)
+    return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g_cumsum),
+            torch.empty_like(g_cumsum), dh0)
+
+
+@torch.library.impl("flashqla::gdn_bwd", "CPU")
+def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first):
+    dq, dk, dv, dg, dbeta, dh0 = reference.chunk_bwd_ref(q, k, v, g_cumsum, beta, do, dht, scale, initial_state,
+                                                         cu_seqlens, state_v_first)
+    N, HV = cu_seqlens.shape[0] - 1, v.shape[2]
+    dh0 = dh0.float() if dh0 is not None else g_cumsum.new_empty(0, HV, HEAD_DIM, HEAD_DIM)
+    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), dg.float(), dbeta.float(), dh0
+
+
+def _gdn_fwd_setup_context(ctx, inputs, output):
+    q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first = inputs
+    _, _, g_cumsum, A = output
+    # the chunk-local cumsum and the inverse are intermediates: they carry no gradient
+    ctx.mark_non_differentiable(g_cumsum, A)
+    ctx.save_for_backward(q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens)
+    ctx.scale = scale
+    ctx.state_v_first = state_v_first
+
+
+def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A):
+    q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens = ctx.saved_tensors
+    dht = d_final_state if d_final_state is not None and d_final_state.numel() > 0 else None
+    if d_o is None:
+        d_o = torch.zeros_like(v)
+    dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
+        q, k, v, g_cumsum, beta, A, d_o.contiguous(), None if dht is None else dht.contiguous(), ctx.scale,
+        initial_state, cu_seqlens, ctx.state_v_first)
+    return dq, dk, dv, dg, dbeta, None, (dh0 if initial_state is not None else None), None, None, None
+
+
+torch.library.register_autograd("flashqla::gdn_fwd", _gdn_fwd_backward, setup_context=_gdn_fwd_setup_context)

@@ -16,7 +16,8 @@ from . import _ops  # noqa: F401  (loads the op library, registers fake and CPU 
 from .reference import l2norm
 from .validate import check_cu_seqlens_values, check_inputs
 
-__all__ = ["chunk_gated_delta_rule", "chunk_gated_delta_rule_fwd", "GdnForward"]
+__all__ = ["chunk_gated_delta_rule", "chunk_gated_delta_rule_fwd", "chunk_gated_delta_rule_bwd", "GdnForward",
+           "GdnGrads"]
 
 
 class GdnForward(NamedTuple):
@@ -28,14 +29,23 @@ class GdnForward(NamedTuple):
     A: torch.Tensor  # [B, T, HV, 64] q's dtype: ungated inverse (I + strictLower(diag(beta) K K^T))^-1
 
 
-def _check_no_grad(**tensors: torch.Tensor | None) -> None:
-    if not torch.is_grad_enabled():
-        return
-    wanting = [name for name, t in tensors.items() if isinstance(t, torch.Tensor) and t.requires_grad]
-    if wanting:
-        raise NotImplementedError(
-            f"flashqla.chunk_gated_delta_rule: gradients are not available yet (the backward is being built); "
-            f"{', '.join(wanting)} require grad. Run under torch.no_grad() or detach the inputs.")
+class GdnGrads(NamedTuple):
+    """Gradients returned by `chunk_gated_delta_rule_bwd` (dq, dk summed over each v-head group)."""
+
+    dq: torch.Tensor  # [B, T, H, K], q's dtype
+    dk: torch.Tensor  # [B, T, H, K], k's dtype
+    dv: torch.Tensor  # [B, T, HV, V], v's dtype
+    dg: torch.Tensor  # [B, T, HV] float32, w.r.t. the raw g
+    dbeta: torch.Tensor  # [B, T, HV] float32
+    dh0: torch.Tensor | None  # like initial_state (float32), None without one
+
+
+def _packed_offsets(B: int, T: int, N: int, cu_seqlens, cu_seqlens_cpu, device) -> torch.Tensor:
+    """cu_seqlens as int32 after checking its values, or the offsets of B dense sequences."""
+    if cu_seqlens is not None:
+        check_cu_seqlens_values(cu_seqlens, cu_seqlens_cpu, T)
+        return cu_seqlens.to(torch.int32)
+    return torch.arange(B + 1, dtype=torch.int32, device=device) * T
 
 
 def chunk_gated_delta_rule_fwd(
@@ -56,11 +66,7 @@ def chunk_gated_delta_rule_fwd(
     Arguments as in `chunk_gated_delta_rule` (q and k are used as given: no l2norm here).
     """
     B, T, N = check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
-    if cu_seqlens is not None:
-        check_cu_seqlens_values(cu_seqlens, cu_seqlens_cpu, T)
-        cu = cu_seqlens.to(torch.int32)
-    else:
-        cu = torch.arange(B + 1, dtype=torch.int32, device=q.device) * T
+    cu = _packed_offsets(B, T, N, cu_seqlens, cu_seqlens_cpu, q.device)
     H, K = q.shape[2], q.shape[3]
     HV, V = v.shape[2], v.shape[3]
     scale = K ** -0.5 if scale is None else float(scale)
@@ -77,6 +83,46 @@ def chunk_gated_delta_rule_fwd(
         final_state if output_final_state else None,
         g_cumsum.view(B, T, HV),
         A.view(B, T, HV, A.shape[-1]))
+
+
+def chunk_gated_delta_rule_bwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g_cumsum: torch.Tensor,
+    beta: torch.Tensor,
+    A: torch.Tensor,
+    do: torch.Tensor,
+    dht: torch.Tensor | None = None,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    cu_seqlens: torch.Tensor | None = None,
+    cu_seqlens_cpu: torch.Tensor | None = None,
+    state_v_first: bool = False,
+) -> GdnGrads:
+    """Chunked GDN backward without autograd: gradients of the loss given do = dL/do ([B, T, HV, V])
+    and dht = dL/dfinal_state (or None), from the forward's inputs and its `g_cumsum` and `A`.
+
+    q and k are the tensors the forward's kernels saw (after any l2norm).
+    """
+    B, T, N = check_inputs(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, state_v_first)
+    cu = _packed_offsets(B, T, N, cu_seqlens, cu_seqlens_cpu, q.device)
+    H, K = q.shape[2], q.shape[3]
+    HV, V = v.shape[2], v.shape[3]
+    scale = K ** -0.5 if scale is None else float(scale)
+    h0 = None if initial_state is None else initial_state.to(torch.float32).contiguous()
+    dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
+        q.reshape(1, B * T, H, K).contiguous(),
+        k.reshape(1, B * T, H, K).contiguous(),
+        v.reshape(1, B * T, HV, V).contiguous(),
+        g_cumsum.reshape(1, B * T, HV).to(torch.float32).contiguous(),
+        beta.reshape(1, B * T, HV).to(torch.float32).contiguous(),
+        A.reshape(1, B * T, HV, A.shape[-1]).contiguous(),
+        do.reshape(1, B * T, HV, V).to(v.dtype).contiguous(),
+        None if dht is None else dht.to(torch.float32).contiguous(),
+        scale, h0, cu, state_v_first)
+    return GdnGrads(dq.view(B, T, H, K), dk.view(B, T, H, K), dv.view(B, T, HV, V), dg.view(B, T, HV),
+                    dbeta.view(B, T, HV), dh0 if initial_state is not None else None)
 
 
 _FLA_UNSUPPORTED = {
@@ -147,6 +193,10 @@ def chunk_gated_delta_rule(
             allow intra-card context parallelism. Results do not depend on it; the current kernels
             do not split sequences yet, so it has no effect.
 
+    Differentiable in q, k, v, g, beta and initial_state (also through the l2norm), with gradients
+    flowing from o and from the final state; the backward runs the SM90 kernels (or the float64
+    reference on CPU) through `torch.ops.flashqla.gdn_bwd`.
+
     Unsupported FLA options (`use_beta_sigmoid_in_kernel`, `allow_neg_eigval`, `cp_context`,
     `use_gate_in_kernel`/`A_log`/`dt_bias`, `chunk_size` other than 64) raise NotImplementedError.
     Inputs need not be contiguous (they are copied when they are not). CUDA tensors need an SM90
@@ -185,7 +235,6 @@ def chunk_gated_delta_rule(
         raise NotImplementedError("flashqla.chunk_gated_delta_rule: `cp_context` (context parallelism across "
                                   "GPUs) is not supported")
     del chunk_indices, auto_cp  # see the docstring
-    _check_no_grad(q=q, k=k, v=v, g=g, beta=beta, initial_state=initial_state)
     if use_qk_l2norm_in_kernel:
         check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
         q, k = l2norm(q), l2norm(k)

@@ -96,6 +96,18 @@ def chunk_local_cumsum_ref(g: torch.Tensor, cu_seqlens: torch.Tensor | None = No
     return out
 
 
+def chunk_local_reverse_cumsum_ref(x: torch.Tensor, cu_seqlens: torch.Tensor | None = None,
+                                   chunk_size: int = CHUNK) -> torch.Tensor:
+    """The adjoint of `chunk_local_cumsum_ref`: suffix sums inside each chunk ([B, T, HV])."""
+    B, T, _ = x.shape
+    out = torch.zeros_like(x)
+    for b, s, e in _sequences(T, B, cu_seqlens):
+        for c0 in range(s, e, chunk_size):
+            c1 = min(c0 + chunk_size, e)
+            out[b, c0:c1] = x[b, c0:c1].flip(0).cumsum(0).flip(0)
+    return out
+
+
 def kkt_solve_ref(k: torch.Tensor, beta: torch.Tensor, cu_seqlens: torch.Tensor | None = None,
                   chunk_size: int = CHUNK) -> torch.Tensor:
     """The ungated WY inverse A = (I + strictLower(diag(beta) K K^T))^-1 of every chunk.
@@ -152,23 +164,143 @@ def chunk_fwd_ref(
             S = S.transpose(-1, -2) if state_v_first else S
         for c0 in range(s, e, CHUNK):
             c1 = min(c0 + CHUNK, e)
-            m = c1 - c0
-            Q, Kc, Vc = (x[b, c0:c1].transpose(0, 1) for x in (qe, ke, vd))  # [HV, m, *]
-            G = gd[b, c0:c1].t()  # [HV, m]
-            Ac = Ad[b, c0:c1, :, :m].transpose(0, 1)  # [HV, m, m]
-            diff = G[:, :, None] - G[:, None, :]
-            lower = torch.ones(m, m, dtype=torch.bool, device=q.device).tril()
-            Gam = torch.exp(diff.masked_fill(~lower, float("-inf")))  # exp only of arguments <= 0
-            gamma = torch.exp(G)[..., None]  # [HV, m, 1]
-            r = torch.exp(G[:, -1:] - G)[..., None]
-            Ag = Gam * Ac * bd[b, c0:c1].t()[:, None, :]
-            W = Vc - gamma * (Kc @ S)
-            Vd = Ag @ W
-            o[b, c0:c1] = (scale * gamma * (Q @ S) + (scale * Gam * (Q @ Kc.transpose(1, 2))) @ Vd).transpose(0, 1)
-            S = torch.exp(G[:, -1])[:, None, None] * S + Kc.transpose(1, 2) @ (r * Vd)
+            o[b, c0:c1], _, S = _chunk_forward(qe[b, c0:c1], ke[b, c0:c1], vd[b, c0:c1], gd[b, c0:c1],
+                                               bd[b, c0:c1], S, scale, Ad[b, c0:c1, :, : c1 - c0])
         finals.append(S.transpose(-1, -2) if state_v_first else S)
     final = torch.stack(finals) if finals else torch.zeros(0, HV, K, V, dtype=torch.float64, device=q.device)
     return o, final
+
+
+def chunk_bwd_ref(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g_cumsum: torch.Tensor,
+    beta: torch.Tensor,
+    do: torch.Tensor,
+    dht: torch.Tensor | None,
+    scale: float,
+    initial_state: torch.Tensor | None = None,
+    cu_seqlens: torch.Tensor | None = None,
+    state_v_first: bool = False,
+) -> tuple[torch.Tensor, ...]:
+    """The chunked backward in float64, written out the way the kernels compute it
+    (docs/gdn_chunk_derivation.md, "Backward"): a forward pass for the chunk start states, then per
+    chunk from last to first the local gradients and dS0 = gamma_last dS1 + K^T dVg + scale Q^T (gamma dO).
+
+    Returns (dq, dk, dv, dg, dbeta, dh0): dq, dk summed over each v-head group, dg w.r.t. the raw g
+    (reverse chunk-local cumsum of the gradient w.r.t. g_cumsum), dh0 None without an initial state.
+    Autograd is not used, so this also runs inside dispatcher kernels.
+    """
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    G = HV // H
+    qe, ke = _expand_heads(q.double(), HV), _expand_heads(k.double(), HV)
+    vd, gd, bd, dod = v.double(), g_cumsum.double(), beta.double(), do.double()
+    dq_v = torch.zeros(B, T, HV, K, dtype=torch.float64, device=q.device)
+    dk_v = torch.zeros_like(dq_v)
+    dv = torch.zeros(B, T, HV, V, dtype=torch.float64, device=q.device)
+    dgc_all = torch.zeros(B, T, HV, dtype=torch.float64, device=q.device)
+    dbeta = torch.zeros_like(dgc_all)
+    dh0s = []
+    for n, (b, s, e) in enumerate(_sequences(T, B, cu_seqlens)):
+        S = torch.zeros(HV, K, V, dtype=torch.float64, device=q.device)
+        if initial_state is not None:
+            S = initial_state[n].double()
+            S = S.transpose(-1, -2) if state_v_first else S
+        chunks, starts = list(range(s, e, CHUNK)), []
+        for c0 in chunks:  # forward: the state at each chunk start
+            starts.append(S)
+            c1 = min(c0 + CHUNK, e)
+            _, _, S = _chunk_forward(qe[b, c0:c1], ke[b, c0:c1], vd[b, c0:c1], gd[b, c0:c1], bd[b, c0:c1], S, scale)
+        dS = torch.zeros(HV, K, V, dtype=torch.float64, device=q.device)
+        if dht is not None and dht.numel() > 0:
+            dS = dht[n].double()
+            dS = dS.transpose(-1, -2) if state_v_first else dS
+        for c0, S0 in zip(reversed(chunks), reversed(starts)):
+            c1 = min(c0 + CHUNK, e)
+            sl = slice(c0, c1)
+            grads = _chunk_backward(qe[b, sl], ke[b, sl], vd[b, sl], gd[b, sl], bd[b, sl], dod[b, sl], S0, dS, scale)
+            dq_v[b, sl], dk_v[b, sl], dv[b, sl], dgc_all[b, sl], dbeta[b, sl], dS = grads
+        dh0s.append(dS.transpose(-1, -2) if state_v_first else dS)
+    dq = dq_v.view(B, T, H, G, K).sum(3)
+    dk = dk_v.view(B, T, H, G, K).sum(3)
+    dg = chunk_local_reverse_cumsum_ref(dgc_all, cu_seqlens)
+    dh0 = None
+    if initial_state is not None:
+        dh0 = torch.stack(dh0s) if dh0s else torch.zeros(0, HV, K, V, dtype=torch.float64, device=q.device)
+    return dq, dk, dv, dg, dbeta, dh0
+
+
+def _chunk_tensors(Q, Kc, G, b):
+    """Per-chunk quantities shared by the forward and backward ([HV, m, ...] after transposes)."""
+    m = Q.shape[0]
+    Q, Kc, G, b = Q.transpose(0, 1), Kc.transpose(0, 1), G.t(), b.t()
+    lower = torch.ones(m, m, dtype=torch.bool, device=Q.device).tril()
+    Gam = torch.exp((G[:, :, None] - G[:, None, :]).masked_fill(~lower, float("-inf")))
+    KK = Kc @ Kc.transpose(1, 2)
+    eye = torch.eye(m, dtype=Q.dtype, device=Q.device).expand_as(KK)
+    A = torch.linalg.solve_triangular(eye + torch.tril(b[:, :, None] * KK, -1), eye, upper=False,
+                                      unitriangular=True)
+    return Q, Kc, G, b, Gam, KK, A
+
+
+def _chunk_forward(Q, Kc, Vc, G, b, S, scale, A_given=None):
+    """One chunk of the forward: returns (o [m, HV, V], Vd [HV, m, V], S_next). `A_given` ([m, HV, m])
+    replaces the inverse computed here (to check a kernel's A separately from the rest)."""
+    Q, Kc, G, b, Gam, _, A = _chunk_tensors(Q, Kc, G, b)
+    if A_given is not None:
+        A = A_given.transpose(0, 1)
+    Vc = Vc.transpose(0, 1)
+    gamma, r = torch.exp(G)[..., None], torch.exp(G[:, -1:] - G)[..., None]
+    Ag = Gam * A * b[:, None, :]
+    Vd = Ag @ (Vc - gamma * (Kc @ S))
+    o = scale * gamma * (Q @ S) + (scale * Gam * (Q @ Kc.transpose(1, 2))) @ Vd
+    return o.transpose(0, 1), Vd, torch.exp(G[:, -1])[:, None, None] * S + Kc.transpose(1, 2) @ (r * Vd)
+
+
+def _chunk_backward(Q, Kc, Vc, G, b, dO, S0, dS1, scale):
+    """One chunk of the backward (steps of docs/gdn_chunk_derivation.md, "Backward").
+
+    Returns per-token (dq, dk, dv [m, HV, *], dgc, dbeta [m, HV]) and dS0 [HV, K, V]."""
+    Q, Kc, G, b, Gam, KK, A = _chunk_tensors(Q, Kc, G, b)
+    Vc, dO = Vc.transpose(0, 1), dO.transpose(0, 1)
+    tr = lambda x: x.transpose(-1, -2)  # noqa: E731
+    gamma, r = torch.exp(G)[..., None], torch.exp(G[:, -1:] - G)[..., None]
+    gL = torch.exp(G[:, -1])[:, None, None]
+    Ab = A * b[:, None, :]
+    Ag = Gam * Ab
+    Pg = scale * Gam * (Q @ tr(Kc))
+    U = Kc @ S0
+    W = Vc - gamma * U
+    Vd = Ag @ W
+    dVd = r * (Kc @ dS1) + tr(Pg) @ dO  # 1
+    dW = tr(Ag) @ dVd  # 2: dv
+    dVg = -gamma * dW  # 3
+    dgc = (dVg * U).sum(-1)
+    dKa = r * (Vd @ tr(dS1))  # 4
+    t = (Kc * dKa).sum(-1)
+    dgc = dgc - t
+    dgc_last = t.sum(-1) + (gL[:, 0, 0] * (dS1 * S0).sum((-1, -2)))  # 4 and 6
+    dK = dKa + dVg @ tr(S0)  # 5
+    dS0 = gL * dS1 + tr(Kc) @ dVg + scale * tr(Q) @ (gamma * dO)  # 6
+    dQ = scale * gamma * (dO @ tr(S0))  # 7
+    dgc = dgc + (Q * dQ).sum(-1)
+    dPg = dO @ tr(Vd)  # 8
+    dP = scale * Gam * dPg
+    dQ = dQ + dP @ Kc
+    dK = dK + tr(dP) @ Q
+    dAb = Gam * (dVd @ tr(W))  # 9
+    E = Pg * dPg + dAb * Ab  # 10
+    dgc = dgc + E.sum(-1) - E.sum(-2)
+    dbeta = (dAb * A).sum(-2)  # 11
+    dA = dAb * b[:, None, :]
+    dL = torch.tril(-tr(A) @ dA @ tr(A), -1)  # 12
+    dbeta = dbeta + (dL * KK).sum(-1)
+    dKK = b[:, :, None] * dL
+    dK = dK + (dKK + tr(dKK)) @ Kc
+    dgc[:, -1] += dgc_last
+    return (dQ.transpose(0, 1), dK.transpose(0, 1), dW.transpose(0, 1), dgc.t(), dbeta.t(), dS0)
 
 
 def gdn_chunk_ref(

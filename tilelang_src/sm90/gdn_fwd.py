@@ -11,8 +11,8 @@ r_i = exp(gc_last - gc_i) (0 on padded rows) and Gamma_ij = exp(gc_i - gc_j) for
     O  = scale * gamma * (Q S~) + (scale * Gamma * P) Vd
     S  = gamma_last * S + K^T V'
 
-Warpgroups: WG0 holds S and publishes S~; WG1 computes U, W, Vd, V'; WG2 computes
-P, Ag, O and stores O; WG3 loads the next chunk (TMA for full chunks, zero-filled
+Warpgroups: WG0 holds S and publishes S~ (and, for the backward, stores it per chunk
+slot into h); WG1 computes U, W, Vd, V'; WG2 computes P, Ag, O and stores O; WG3 loads the next chunk (TMA for full chunks, zero-filled
 element copies for a sequence's last partial chunk) into a two-stage ring.
 Ordering between warpgroups uses mbarriers; parity = chunk index mod 2 for the
 per-chunk barriers and (chunk index / 2) mod 2 for the ring.
@@ -41,6 +41,7 @@ def gdn_fwd_sm90(
     HV = T.dynamic("num_v_heads")
     N1 = T.dynamic("num_seqs_plus_one")
     NS = T.dynamic("num_states")
+    NH = T.dynamic("num_h_slots")
     accum = "float32"
 
     @T.prim_func
@@ -55,10 +56,13 @@ def gdn_fwd_sm90(
         h0: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
         o: T.Tensor((num_tokens, HV, V), dtype),
         ht: T.Tensor((NS, HV, K, V), accum),  # same layout as h0
+        h: T.Tensor((NH, HV, K, V), dtype),  # S~ at the start of each chunk, by chunk slot ([K, V])
         scale: T.float32,
         use_h0: T.int32,
         store_ht: T.int32,
         state_v_first: T.int32,
+        store_o: T.int32,
+        store_h: T.int32,
     ):
         with T.Kernel(NV * (N1 - 1) * HV, threads=512) as (bx,):
             vb = bx % NV
@@ -70,6 +74,7 @@ def gdn_fwd_sm90(
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
             seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
             num_chunks = T.ceildiv(seq_end - seq_start, BT)
+            first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
 
             # ring filled by WG3
             q_s = T.alloc_shared((2, BT, K), dtype)
@@ -125,6 +130,8 @@ def gdn_fwd_sm90(
                     T.copy(s_frag, st_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_st)
+                    if store_h != 0:
+                        T.copy(s_frag, h[first_slot + i, hv, 0:K, v0:v0 + BV])
                     decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
                     for a, b in T.Parallel(K, BV):
                         s_frag[a, b] *= decay
@@ -198,15 +205,16 @@ def gdn_fwd_sm90(
                     # O += Pg Vd
                     T.gemm(p_s, vd_s, o_frag)
                     T.barrier_arrive(bar_od)
-                    if t0 + BT <= seq_end:
-                        T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
-                    else:
-                        for r, c in T.Parallel(BT, BV):
-                            if t0 + r < seq_end:
-                                o[t0 + r, hv, v0 + c] = T.cast(o_frag[r, c], dtype)
+                    if store_o != 0:
+                        if t0 + BT <= seq_end:
+                            T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
+                        else:
+                            for r, c in T.Parallel(BT, BV):
+                                if t0 + r < seq_end:
+                                    o[t0 + r, hv, v0 + c] = T.cast(o_frag[r, c], dtype)
                     T.barrier_arrive(empty[i % 2])
                 # the last sequence's CTAs zero the padding tail [cu[N], T)
-                if n == num_seqs - 1:
+                if store_o != 0 and n == num_seqs - 1:
                     for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
                         for r, c in T.Parallel(BT, BV):
                             if seq_end + blk * BT + r < num_tokens:

@@ -1,0 +1,97 @@
+// torch.ops.flashqla.gdn_bwd on CUDA: recompute the per-chunk start states (the forward kernel with
+// states stored by chunk slot), run the reverse state-gradient recurrence, then the chunk-parallel
+// gradient kernel; finally sum dq and dk over each group of v-heads.
+#include "dispatch.h"
+#include "gdn_common.h"
+#include "ops.h"
+
+namespace flashqla {
+
+namespace {
+constexpr const char* kOp = "flashqla::gdn_bwd";
+
+// [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
+Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
+  Tensor summed = per_vhead;
+  if (d.HV != d.H) {
+    Tensor grouped = torch::stable::view(per_vhead, {1, d.T, d.H, d.HV / d.H, kHeadDim});
+    const int64_t group_dim[] = {3};
+    summed = torch::stable::sum(grouped, torch::headeronly::IntHeaderOnlyArrayRef(group_dim, 1), false);
+  }
+  return torch::stable::to(summed, d.dtype);
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
+    Tensor q, Tensor k, Tensor v, Tensor g_cumsum, Tensor beta, Tensor A, Tensor do_, std::optional<Tensor> dht,
+    double scale, std::optional<Tensor> initial_state, Tensor cu_seqlens, bool state_v_first) {
+  const GdnDims d =
+      check_gdn_inputs(kOp, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens, state_v_first);
+  check_cuda_contiguous(kOp, "A", A, d.device);
+  check_dtype(kOp, "A", A, d.dtype);
+  check_shape(kOp, "A", A, {1, d.T, d.HV, kChunk}, "[1, T, HV, 64]");
+  check_cuda_contiguous(kOp, "do", do_, d.device);
+  check_dtype(kOp, "do", do_, d.dtype);
+  check_shape(kOp, "do", do_, {1, d.T, d.HV, kHeadDim}, "[1, T, HV, V] (as v)");
+  if (dht.has_value()) {
+    check_cuda_contiguous(kOp, "dht", *dht, d.device);
+    check_dtype(kOp, "dht", *dht, ScalarType::Float);
+    check_shape(kOp, "dht", *dht, {d.N, d.HV, kHeadDim, kHeadDim}, state_v_first ? "[N, HV, V, K]" : "[N, HV, K, V]");
+  }
+
+  torch::stable::accelerator::DeviceGuard guard(d.device);
+  Tensor dq_v = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
+  Tensor dk_v = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
+  Tensor dv = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
+  Tensor dg = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
+  Tensor dbeta = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
+  Tensor dh0 = torch::stable::new_empty(g_cumsum, {initial_state.has_value() ? d.N : 0, d.HV, kHeadDim, kHeadDim});
+  poison({&dq_v, &dk_v, &dv, &dg, &dbeta, &dh0});
+
+  if (d.T == 0 || d.N == 0) {  // no token is part of a sequence: only the state passes through
+    for (Tensor* t : {&dq_v, &dk_v, &dv, &dg, &dbeta}) torch::stable::zero_(*t);
+    if (initial_state.has_value()) {
+      if (dht.has_value()) {
+        torch::stable::copy_(dh0, *dht);
+      } else {
+        torch::stable::zero_(dh0);
+      }
+    }
+    return {group_sum(dq_v, d), group_sum(dk_v, d), dv, dg, dbeta, dh0};
+  }
+  for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"A", &A}, {"do", &do_}}) {
+    check_aligned16(kOp, name, *t);
+  }
+  void* stream = current_stream(d.device);
+  char err[512] = {0};
+
+  // 1. the state at the start of every chunk, by chunk slot
+  Tensor h = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
+  FwdOutputs recompute;
+  recompute.h = &h;
+  launch_fused_fwd(kOp, d, q, k, v, A, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, recompute,
+                   stream);
+
+  // 2. the gradient of the state at the end of every chunk (reverse recurrence), and dh0
+  Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
+  const auto& dh_kernel = find_variant("gdn_bwd_dh", gdn_bwd_dh_variants, d.device, dtype_key(d.dtype), kBlockV);
+  void* unused = g_cumsum.data_ptr();
+  const bool has_states = initial_state.has_value() || dht.has_value();
+  int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                        beta.data_ptr(), cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
+                        initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
+                        initial_state.has_value(), state_v_first, d.T, d.H, d.HV, d.N + 1, has_states ? d.N : 0,
+                        d.num_slots(), stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+
+  // 3. every token's gradients, chunk-parallel
+  const auto& chunk = find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
+  rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_v.data_ptr(), dk_v.data_ptr(),
+                dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale), d.T, d.H, d.HV, d.N + 1,
+                d.num_slots(), stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+  return {group_sum(dq_v, d), group_sum(dk_v, d), dv, dg, dbeta, dh0};
+}
+
+}  // namespace flashqla

@@ -1,0 +1,76 @@
+#include "gdn_common.h"
+
+#include <limits>
+
+#include "dispatch.h"
+
+namespace flashqla {
+
+GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const char* g_name,
+                         const Tensor& g, const Tensor& beta, const std::optional<Tensor>& initial_state,
+                         const Tensor& cu_seqlens, bool state_v_first) {
+  STD_TORCH_CHECK(q.is_cuda(), op, ": q must be a CUDA tensor");
+  const int32_t device = q.get_device_index();
+  check_cuda_contiguous(op, "q", q, device);
+  check_cuda_contiguous(op, "k", k, device);
+  check_cuda_contiguous(op, "v", v, device);
+  check_cuda_contiguous(op, g_name, g, device);
+  check_cuda_contiguous(op, "beta", beta, device);
+  check_cuda_contiguous(op, "cu_seqlens", cu_seqlens, device);
+  const ScalarType dt = q.scalar_type();
+  STD_TORCH_CHECK(dt == ScalarType::BFloat16 || dt == ScalarType::Half, op, ": q must be bfloat16 or float16, got ",
+                  dtype_name(dt));
+  check_dtype(op, "k", k, dt);
+  check_dtype(op, "v", v, dt);
+  check_dtype(op, g_name, g, ScalarType::Float);
+  check_dtype(op, "beta", beta, ScalarType::Float);
+  check_dtype(op, "cu_seqlens", cu_seqlens, ScalarType::Int);
+
+  STD_TORCH_CHECK(q.dim() == 4 && q.size(0) == 1, op, ": q must have shape [1, T, H, K], got ", shape_str(q));
+  const int64_t T = q.size(1), H = q.size(2);
+  STD_TORCH_CHECK(q.size(3) == kHeadDim, op, ": head size K must be 128, got ", q.size(3));
+  check_shape(op, "k", k, {1, T, H, kHeadDim}, "[1, T, H, K] (as q)");
+  STD_TORCH_CHECK(v.dim() == 4 && v.size(0) == 1 && v.size(1) == T, op, ": v must have shape [1, T, HV, V], got ",
+                  shape_str(v));
+  const int64_t HV = v.size(2);
+  STD_TORCH_CHECK(v.size(3) == kHeadDim, op, ": head size V must be 128, got ", v.size(3));
+  STD_TORCH_CHECK(H > 0 && HV % H == 0, op, ": the number of v heads (", HV,
+                  ") must be a positive multiple of the number of q/k heads (", H, ")");
+  check_shape(op, g_name, g, {1, T, HV}, "[1, T, HV]");
+  check_shape(op, "beta", beta, {1, T, HV}, "[1, T, HV]");
+  STD_TORCH_CHECK(cu_seqlens.dim() == 1 && cu_seqlens.size(0) >= 1, op,
+                  ": cu_seqlens must have shape [N + 1], got ", shape_str(cu_seqlens));
+  const int64_t N = cu_seqlens.size(0) - 1;
+  if (initial_state.has_value()) {
+    check_cuda_contiguous(op, "initial_state", *initial_state, device);
+    check_dtype(op, "initial_state", *initial_state, ScalarType::Float);
+    check_shape(op, "initial_state", *initial_state, {N, HV, kHeadDim, kHeadDim},
+                state_v_first ? "[N, HV, V, K]" : "[N, HV, K, V]");
+  }
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  STD_TORCH_CHECK(T + N + kChunk <= kMax && HV * kHeadDim <= kMax, op,
+                  ": too many tokens or heads for 32-bit token indices (T = ", T, ", HV = ", HV, ")");
+  return {device, dt, T, H, HV, N};
+}
+
+void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
+                      const Tensor& A, const Tensor& g_cumsum, const Tensor& beta, const Tensor& cu_seqlens,
+                      const std::optional<Tensor>& initial_state, double scale, bool state_v_first,
+                      const FwdOutputs& out, void* stream) {
+  const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), kBlockV);
+  // pointers of absent optional tensors are never dereferenced (their flags are 0)
+  void* unused = g_cumsum.data_ptr();
+  void* h0 = initial_state.has_value() ? initial_state->data_ptr() : unused;
+  const bool store_ht = out.final_state != nullptr;
+  const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
+  char err[512] = {0};
+  int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
+                  cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
+                  store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
+                  static_cast<float>(scale), initial_state.has_value(), store_ht, state_v_first, out.o != nullptr,
+                  out.h != nullptr, d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, stream, err,
+                  sizeof(err));
+  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+}
+
+}  // namespace flashqla

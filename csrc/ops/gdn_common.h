@@ -1,0 +1,40 @@
+// Shared by the GDN ops: the argument contract of the packed GDN tensors and the launches that
+// both the forward and the backward (which recomputes per-chunk states) make.
+#pragma once
+
+#include <optional>
+
+#include "common.h"
+
+namespace flashqla {
+
+constexpr int64_t kHeadDim = 128;  // K = V = 128: the only head size the kernels are written for
+constexpr int64_t kChunk = 64;
+constexpr int kBlockV = 64;
+
+struct GdnDims {
+  int32_t device;
+  ScalarType dtype;
+  int64_t T, H, HV, N;
+  int64_t num_slots() const { return (T + kChunk - 1) / kChunk + N; }  // docs: "Chunk slots"
+};
+
+// Checks q, k, v [1, T, H|HV, 128], the fp32 per-token tensors (g or g_cumsum, beta),
+// cu_seqlens [N + 1] int32 and the optional fp32 initial state; errors name the argument.
+GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const char* g_name,
+                         const Tensor& g, const Tensor& beta, const std::optional<Tensor>& initial_state,
+                         const Tensor& cu_seqlens, bool state_v_first);
+
+struct FwdOutputs {
+  Tensor* o = nullptr;            // [1, T, HV, V] or null (not stored)
+  Tensor* final_state = nullptr;  // [N, HV, K, V] or null
+  Tensor* h = nullptr;            // [num_slots, HV, K, V] per-chunk start states, or null
+};
+
+// Runs the fused forward kernel (requires g_cumsum and A from the chunk-prep kernel).
+void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
+                      const Tensor& A, const Tensor& g_cumsum, const Tensor& beta, const Tensor& cu_seqlens,
+                      const std::optional<Tensor>& initial_state, double scale, bool state_v_first,
+                      const FwdOutputs& out, void* stream);
+
+}  // namespace flashqla

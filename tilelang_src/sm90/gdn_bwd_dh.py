@@ -1,0 +1,242 @@
+"""State-gradient recurrence of the GDN backward (SM90), warp specialized.
+
+One CTA per (sequence, v-head, BV-wide slice of V) walks the sequence's chunks from last to
+first with dS = dL/dS_end [K, BV] in fp32 registers (docs/gdn_chunk_derivation.md, "Backward"):
+
+    dh[slot]  = dS~                                   (q dtype, the chunk's end-state gradient)
+    dVd = r * (K dS~) + Pg^T dO                       Pg = scale * Gamma * (Q K^T)
+    dVg = -gamma * (Ag^T dVd)                         Ag = Gamma * A * beta_col
+    dS  = gamma_last * dS + K^T dVg + Q^T (scale * gamma * dO)
+
+and after the first chunk dh0 = dS. Starts from dht (the final-state gradient) or 0.
+Warpgroups: WG0 holds dS; WG1 computes dVd and dVg; WG2 computes Ag, Pg and scale*gamma*dO;
+WG3 loads chunks (TMA when full) into a two-stage ring. Barrier parities as in gdn_fwd.py.
+"""
+
+import tilelang.language as T
+
+from common.seq_index import seq_bound
+
+LOG2E = 1.4426950408889634
+
+
+def gdn_bwd_dh_sm90(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    V: int = 128,
+    # kernel config
+    BT: int = 64,
+    BV: int = 64,
+):
+    assert V % BV == 0
+    NV = V // BV
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NS = T.dynamic("num_states")
+    NH = T.dynamic("num_h_slots")
+    accum = "float32"
+
+    @T.prim_func
+    def gdn_bwd_dh(
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
+        d_o: T.Tensor((num_tokens, HV, V), dtype),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        dht: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        dh: T.Tensor((NH, HV, K, V), dtype),  # dL/dS at the end of each chunk, by chunk slot ([K, V])
+        dh0: T.Tensor((NS, HV, K, V), accum),  # layout of dht
+        scale: T.float32,
+        use_dht: T.int32,
+        store_dh0: T.int32,
+        state_v_first: T.int32,
+    ):
+        with T.Kernel(NV * (N1 - 1) * HV, threads=512) as (bx,):
+            vb = bx % NV
+            hv = (bx // NV) % HV
+            n = bx // (NV * HV)
+            hq = hv // (HV // H)
+            v0 = vb * BV
+            seq_start = seq_bound(cu_seqlens, n, num_tokens)
+            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
+            num_chunks = T.ceildiv(seq_end - seq_start, BT)
+            first_slot = seq_start // BT + n
+
+            q_s = T.alloc_shared((2, BT, K), dtype)
+            k_s = T.alloc_shared((2, BT, K), dtype)
+            do_s = T.alloc_shared((2, BT, BV), dtype)
+            a_s = T.alloc_shared((2, BT, BT), dtype)
+            g_s = T.alloc_shared((2, BT), accum)
+            b_s = T.alloc_shared((2, BT), accum)
+            ds_s = T.alloc_shared((K, BV), dtype)  # dS~
+            dvd_s = T.alloc_shared((BT, BV), dtype)  # dVd (WG1 only)
+            dvg_s = T.alloc_shared((BT, BV), dtype)  # dVg
+            ag_s = T.alloc_shared((BT, BT), dtype)  # Ag
+            p_s = T.alloc_shared((BT, BT), dtype)  # Pg
+            dog_s = T.alloc_shared((BT, BV), dtype)  # scale * gamma * dO
+            gam1_s = T.alloc_shared((BT,), accum)  # gamma (WG1)
+            rr1_s = T.alloc_shared((BT,), accum)  # r (WG1)
+
+            ds_frag = T.alloc_fragment((K, BV), accum)
+            dvd_frag = T.alloc_fragment((BT, BV), accum)
+            dw_frag = T.alloc_fragment((BT, BV), accum)
+            p_frag = T.alloc_fragment((BT, BT), accum)
+            gm_frag = T.alloc_fragment((BT, BT), accum)
+            decay = T.alloc_var(accum)
+
+            full = T.alloc_barrier([96, 96])
+            empty = T.alloc_barrier([384, 384])
+            bar_st = T.alloc_barrier(128)  # dS~ written (WG0)
+            bar_ag = T.alloc_barrier(128)  # Ag written (WG2)
+            bar_pg = T.alloc_barrier(128)  # Pg written (WG2)
+            bar_dog = T.alloc_barrier(128)  # scale * gamma * dO written (WG2)
+            bar_dvg = T.alloc_barrier(128)  # dVg written, Ag and Pg read (WG1)
+            bar_done = T.alloc_barrier(128)  # WG0 done with the chunk
+
+            tx = T.get_thread_binding()
+
+            if tx < 128:
+                # ---------------- WG0: dS
+                T.set_max_nreg(168, 1)
+                if use_dht != 0:
+                    if state_v_first != 0:
+                        for a, b in T.Parallel(K, BV):
+                            ds_frag[a, b] = dht[n, hv, v0 + b, a]
+                    else:
+                        T.copy(dht[n, hv, 0:K, v0:v0 + BV], ds_frag)
+                else:
+                    T.clear(ds_frag)
+                for i in T.serial(num_chunks):
+                    c = num_chunks - 1 - i
+                    T.barrier_wait(full[i % 2], (i // 2) % 2)
+                    T.copy(ds_frag, ds_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_st)
+                    T.copy(ds_frag, dh[first_slot + c, hv, 0:K, v0:v0 + BV])
+                    decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
+                    for a, b in T.Parallel(K, BV):
+                        ds_frag[a, b] *= decay
+                    T.barrier_wait(bar_dog, i % 2)
+                    # dS += Q^T (scale * gamma * dO)
+                    T.gemm(q_s[i % 2, :, :], dog_s, ds_frag, transpose_A=True)
+                    T.barrier_wait(bar_dvg, i % 2)
+                    # dS += K^T dVg
+                    T.gemm(k_s[i % 2, :, :], dvg_s, ds_frag, transpose_A=True)
+                    T.barrier_arrive(bar_done)
+                    T.barrier_arrive(empty[i % 2])
+                if store_dh0 != 0:
+                    if state_v_first != 0:
+                        for a, b in T.Parallel(K, BV):
+                            dh0[n, hv, v0 + b, a] = ds_frag[a, b]
+                    else:
+                        T.copy(ds_frag, dh0[n, hv, 0:K, v0:v0 + BV])
+
+            elif tx < 256:
+                # ---------------- WG1: dVd, dVg
+                T.set_max_nreg(160, 1)
+                for i in T.serial(num_chunks):
+                    c = num_chunks - 1 - i
+                    T.barrier_wait(full[i % 2], (i // 2) % 2)
+                    n_valid = seq_end - (seq_start + c * BT)
+                    for r in T.Parallel(BT):
+                        gam1_s[r] = T.exp2(g_s[i % 2, r] * LOG2E)
+                        rr1_s[r] = T.if_then_else(
+                            r < n_valid, T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E), 0.0)
+                    T.barrier_wait(bar_st, i % 2)
+                    # dVd = r * (K dS~) + Pg^T dO
+                    T.gemm(k_s[i % 2, :, :], ds_s, dvd_frag, clear_accum=True)
+                    for r, cc in T.Parallel(BT, BV):
+                        dvd_frag[r, cc] *= rr1_s[r]
+                    T.barrier_wait(bar_pg, i % 2)
+                    T.gemm(p_s, do_s[i % 2, :, :], dvd_frag, transpose_A=True)
+                    T.copy(dvd_frag, dvd_s)
+                    T.fence_proxy_async()
+                    T.barrier_wait(bar_ag, i % 2)
+                    # dVg = -gamma * (Ag^T dVd)
+                    T.gemm(ag_s, dvd_s, dw_frag, transpose_A=True, clear_accum=True)
+                    for r, cc in T.Parallel(BT, BV):
+                        dvg_s[r, cc] = T.cast(-gam1_s[r] * dw_frag[r, cc], dtype)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dvg)
+                    T.barrier_arrive(empty[i % 2])
+
+            elif tx < 384:
+                # ---------------- WG2: Ag, Pg, scale * gamma * dO
+                T.set_max_nreg(160, 1)
+                for i in T.serial(num_chunks):
+                    T.barrier_wait(full[i % 2], (i // 2) % 2)
+                    if i > 0:
+                        # the previous chunk's Ag, Pg and scale*gamma*dO have all been read
+                        T.barrier_wait(bar_done, (i - 1) % 2)
+                    T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                    for r, cc in T.Parallel(BT, BT):
+                        gm_frag[r, cc] = T.if_then_else(
+                            r >= cc, T.exp2((g_s[i % 2, r] - g_s[i % 2, cc]) * LOG2E), 0.0)
+                    for r, cc in T.Parallel(BT, BT):
+                        ag_s[r, cc] = T.cast(gm_frag[r, cc] * a_s[i % 2, r, cc] * b_s[i % 2, cc], dtype)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_ag)
+                    for r, cc in T.Parallel(BT, BT):
+                        p_s[r, cc] = T.cast(scale * gm_frag[r, cc] * p_frag[r, cc], dtype)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_pg)
+                    for r, cc in T.Parallel(BT, BV):
+                        dog_s[r, cc] = T.cast(
+                            scale * T.exp2(g_s[i % 2, r] * LOG2E) * do_s[i % 2, r, cc], dtype)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dog)
+                    T.barrier_arrive(empty[i % 2])
+
+            else:
+                # ---------------- WG3: loads, last chunk first
+                T.set_max_nreg(24, 0)
+                if tx < 384 + 32:
+                    for i in T.serial(num_chunks):
+                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (num_chunks - 1 - i) * BT
+                        if t0 + BT <= seq_end:
+                            T.tma_copy(q[t0:t0 + BT, hq, 0:K], q_s[i % 2, :, :], barrier=full[i % 2])
+                            T.tma_copy(k[t0:t0 + BT, hq, 0:K], k_s[i % 2, :, :], barrier=full[i % 2])
+                        else:
+                            for r, cc in T.Parallel(BT, K):
+                                q_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, q[t0 + r, hq, cc],
+                                                                   T.cast(0, dtype))
+                                k_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, k[t0 + r, hq, cc],
+                                                                   T.cast(0, dtype))
+                            T.fence_proxy_async()
+                        T.barrier_arrive(full[i % 2])
+                elif tx < 384 + 64:
+                    for i in T.serial(num_chunks):
+                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (num_chunks - 1 - i) * BT
+                        if t0 + BT <= seq_end:
+                            T.tma_copy(d_o[t0:t0 + BT, hv, v0:v0 + BV], do_s[i % 2, :, :], barrier=full[i % 2])
+                        else:
+                            for r, cc in T.Parallel(BT, BV):
+                                do_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, d_o[t0 + r, hv, v0 + cc],
+                                                                    T.cast(0, dtype))
+                            T.fence_proxy_async()
+                        T.barrier_arrive(full[i % 2])
+                elif tx < 384 + 96:
+                    for i in T.serial(num_chunks):
+                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (num_chunks - 1 - i) * BT
+                        if t0 + BT <= seq_end:
+                            T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[i % 2, :, :], barrier=full[i % 2])
+                        else:
+                            for r, cc in T.Parallel(BT, BT):
+                                a_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, A[t0 + r, hv, cc],
+                                                                   T.cast(0, dtype))
+                            T.fence_proxy_async()
+                        for r in T.Parallel(BT):
+                            g_s[i % 2, r] = g_cumsum[T.min(t0 + r, seq_end - 1), hv]
+                            b_s[i % 2, r] = T.if_then_else(t0 + r < seq_end, beta[T.min(t0 + r, seq_end - 1), hv],
+                                                           0.0)
+                        T.barrier_arrive(full[i % 2])
+
+    return gdn_bwd_dh
