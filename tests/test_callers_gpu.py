@@ -161,9 +161,11 @@ def closed_form_inputs():
 def test_cpp_program_through_dispatcher(tmp_path):
     build = tmp_path / "build"
     prefix = torch.utils.cmake_prefix_path
-    subprocess.run(["cmake", "-S", str(ROOT / "examples" / "cpp"), "-B", str(build), f"-DCMAKE_PREFIX_PATH={prefix}",
-                    "-DCMAKE_BUILD_TYPE=Release"], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)], check=True, capture_output=True)
+    for cmd in (["cmake", "-S", str(ROOT / "examples" / "cpp"), "-B", str(build), f"-DCMAKE_PREFIX_PATH={prefix}",
+                 "-DCMAKE_BUILD_TYPE=Release"],
+                ["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)]):
+        step = subprocess.run(cmd, capture_output=True, text=True)
+        assert step.returncode == 0, f"{' '.join(cmd)} failed:\n{step.stdout[-3000:]}\n{step.stderr[-3000:]}"
     out = tmp_path / "out.pt"
     run = subprocess.run([str(build / "gdn_fwd_cpp"), str(flashqla._ops.LIBRARY_PATH), str(out)],
                          capture_output=True, text=True)

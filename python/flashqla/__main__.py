@@ -1,5 +1,5 @@
-"""`python -m flashqla`: run one GDN prefill problem on the best backend present, check it against
-the float64 recurrence and print the time. `python -m flashqla --info` describes the installation.
+"""`python -m flashqla`: run one GDN prefill problem forward and backward on the best backend present,
+check the outputs and all six gradients against float64 and print the times. `python -m flashqla --info` describes the installation.
 
 Default problem: the Qwen3.5 / Qwen3-Next GDN layer at TP1 (16 q/k heads, 32 v heads, K = V = 128),
 two packed sequences, bf16, with an initial state. On an SM90 GPU the compiled kernels run; elsewhere
@@ -71,31 +71,60 @@ def main(argv: list[str] | None = None) -> int:
                                                cu_seqlens=cu)
 
     backend = f"SM90 kernels on {torch.cuda.get_device_name()}" if gpu else "CPU float64 reference"
-    print(f"flashqla {flashqla.__version__}: GDN forward, T={T} (2 sequences), H={H}, HV={HV}, K=V=128, bf16, "
-          f"backend: {backend}")
+    print(f"flashqla {flashqla.__version__}: GDN forward + backward, T={T} (2 sequences), H={H}, HV={HV}, "
+          f"K=V=128, bf16, backend: {backend}")
+    names = ("q", "k", "v", "g", "beta", "initial_state")
+    inputs = dict(q=q, k=k, v=v, g=g, beta=beta, initial_state=h0)
+    do = torch.randn(1, T, HV, 128, device=device)
+    dht = torch.randn(2, HV, 128, 128, device=device) / 8
+
+    def step():
+        leaves = {n: inputs[n].detach().clone().requires_grad_() for n in names}
+        o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=cu)
+        ((o.float() * do).sum() + (ht * dht).sum()).backward()
+        return o, ht, {n: leaves[n].grad for n in names}
+
     t0 = time.perf_counter()
-    o, ht = run()
+    o, ht, grads = step()
     if gpu:
         torch.cuda.synchronize()
-    first = time.perf_counter() - t0
-    reps = 20 if gpu else 1
-    if gpu:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(reps):
-            run()
-        end.record()
-        torch.cuda.synchronize()
-        ms = start.elapsed_time(end) / reps
-    else:
-        ms = first * 1e3
+    first = (time.perf_counter() - t0) * 1e3
+    fwd_ms, step_ms = _time(run, gpu), _time(step, gpu)
+
     o_ref, ht_ref = gdn_recurrent_ref(q, k, v, g, beta, initial_state=h0, output_final_state=True, cu_seqlens=cu)
-    err_o, err_h = _rel(o, o_ref), _rel(ht, ht_ref)
-    ok = err_o < 1e-2 and err_h < 1e-2
-    print(f"first call {first * 1e3:.1f} ms; forward {ms:.3f} ms")
-    print(f"vs float64 recurrence: rel L2 error o {err_o:.2e}, final state {err_h:.2e} -> {'OK' if ok else 'FAIL'}")
-    print("backward: not available yet in this version (forward only)")
+    if gpu:  # the written-out float64 chunked backward (checked against autograd in tests/test_reference.py)
+        from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref
+
+        ref = chunk_bwd_ref(q, k, v, chunk_local_cumsum_ref(g, cu), beta, do, dht, 128 ** -0.5, h0, cu)
+        ref_grads = dict(zip(names, ref))
+    else:  # the CPU op path is that chunked backward: check it against autograd of the recurrence
+        leaves = {n: inputs[n].detach().double().requires_grad_() for n in names}
+        o64, ht64 = gdn_recurrent_ref(**leaves, output_final_state=True, cu_seqlens=cu)
+        ((o64 * do.double()).sum() + (ht64 * dht.double()).sum()).backward()
+        ref_grads = {n: leaves[n].grad for n in names}
+    errors = {"o": _rel(o, o_ref), "final_state": _rel(ht, ht_ref)}
+    errors.update({f"d{n}" if n != "initial_state" else "dh0": _rel(grads[n], ref_grads[n]) for n in names})
+    ok = all(e < 2e-2 for e in errors.values())
+    print(f"first call (forward + backward) {first:.1f} ms; forward {fwd_ms:.3f} ms; forward + backward {step_ms:.3f} ms")
+    print("relative L2 error vs float64: " + ", ".join(f"{n} {e:.1e}" for n, e in errors.items()))
+    print("OK" if ok else "FAIL: an error is above 2e-2")
     return 0 if ok else 1
+
+
+def _time(fn, gpu: bool) -> float:
+    """Milliseconds per call: CUDA events over 20 calls after a warm-up on the GPU, one call on CPU."""
+    if not gpu:
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1e3
+    fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(20):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 20
 
 
 if __name__ == "__main__":
