@@ -1,6 +1,6 @@
 // Calls flashqla::gdn_fwd from C++ through the dispatcher: loads the op library, builds a packed
 // two-sequence problem from closed-form inputs (tests/test_callers_gpu.py builds the same ones),
-// runs the op on the GPU and writes (o, final_state) with torch::pickle_save.
+// runs the op on the GPU and writes (o, final_state) with torch::jit::pickle_save.
 //
 //   gdn_fwd_cpp <path/to/libflashqla_ops.so> <out.pt>
 #include <ATen/ATen.h>
@@ -49,9 +49,9 @@ int main(int argc, char** argv) {
                     const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
                     double, const std::optional<at::Tensor>&, const at::Tensor&, bool, bool)>();
   auto [o, final_state, g_cumsum, A] = op.call(q, k, v, g, beta, 0.125, h0, cu, true, false);
-  std::vector<char> bytes = torch::pickle_save(c10::ivalue::Tuple::create({o.cpu(), final_state.cpu()}));
+  std::vector<char> bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create({o.cpu(), final_state.cpu()}));
   std::ofstream(argv[2], std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   std::printf("gdn_fwd from C++: o %s, final_state %s, |o| = %.6f\n", c10::str(o.sizes()).c_str(),
-              c10::str(final_state.sizes()).c_str(), o.float().norm().item<double>());
+              c10::str(final_state.sizes()).c_str(), o.to(at::kFloat).norm().item<double>());
   return 0;
 }
