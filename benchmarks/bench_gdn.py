@@ -179,9 +179,11 @@ def versions(libs) -> dict:
             "python": sys.version.split()[0]}
     try:
         info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                        cwd=Path(__file__).resolve().parent).stdout.strip() or "?"
+                                        cwd=Path(__file__).resolve().parent).stdout.strip()
     except OSError:
-        info["commit"] = "?"
+        info["commit"] = ""
+    # a copy of the tree without .git (a lent GPU machine) gets the commit from the environment
+    info["commit"] = info["commit"] or os.environ.get("FLASHQLA_COMMIT", "?")
     info.update({f"{name} version": ver for name, (ver, _) in libs.items()})
     return info
 

@@ -8,6 +8,8 @@ mkdir -p "$OUT" /tmp/peers
 python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
 [ -f .carry/peers.tar.xz ] && tar xJf .carry/peers.tar.xz -C /tmp/peers
 export PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1
+# the device gets the tree without .git: scripts write the commit into .carry/COMMIT beforehand
+[ -f .carry/COMMIT ] && export FLASHQLA_COMMIT="$(cat .carry/COMMIT)"
 fwd_args="" fwdbwd_args=""
 while [ $# -gt 0 ]; do
   case "$1" in --fwd) fwd_args="$2"; shift 2;; --fwdbwd) fwdbwd_args="$2"; shift 2;; *) echo "unknown $1"; exit 2;; esac
