@@ -38,3 +38,16 @@ def find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, lo: T.Ref, hi: T.Ref):
                 lo = (lo + hi + 1) // 2
             else:
                 hi = (lo + hi + 1) // 2 - 1
+
+
+@T.macro
+def chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq: T.Ref, hi: T.Ref, seq_end: T.Ref):
+    """For a chunk-parallel CTA: seq <- the slot's sequence (num_seqs for the padding tail),
+    seq_end <- that sequence's end (its start for the tail). Returns the chunk's first token."""
+    find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi)
+    base = seq_bound(cu_seqlens, seq, num_tokens)
+    if seq < num_seqs:
+        seq_end = T.max(seq_bound(cu_seqlens, seq + 1, num_tokens), base)
+    else:
+        seq_end = base
+    return base + (slot - (base // BT + seq)) * BT

@@ -19,7 +19,7 @@ slots of the padding tail write zeros.
 
 import tilelang.language as T
 
-from common.seq_index import find_slot, seq_bound
+from common.seq_index import chunk_of_slot
 
 LOG2E = 1.4426950408889634
 
@@ -67,14 +67,9 @@ def gdn_bwd_chunk_sm90(
 
             seq = T.alloc_var("int32", init=0)
             hi = T.alloc_var("int32", init=0)
-            find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi)
-            base = seq_bound(cu_seqlens, seq, num_tokens)
-            t0 = base + (slot - (base // BT + seq)) * BT
             seq_end = T.alloc_var("int32", init=0)
-            if seq < num_seqs:
-                seq_end = T.max(seq_bound(cu_seqlens, seq + 1, num_tokens), base)
-            else:
-                seq_end = base
+            t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
+            # rows [t0, t0 + n_valid) belong to the chunk; a slot of the padding tail owns rows up to T
             n_valid = T.max(T.min(seq_end - t0, BT), 0)
             n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
             n_store = T.max(n_valid, n_tail)  # at most one of the two is nonzero

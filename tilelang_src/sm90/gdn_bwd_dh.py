@@ -15,6 +15,7 @@ WG3 loads chunks (TMA when full) into a two-stage ring. Barrier parities as in g
 
 import tilelang.language as T
 
+from common.chunk_load import load_gate_beta, load_rows
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
@@ -199,44 +200,21 @@ def gdn_bwd_dh_sm90(
                     for i in T.serial(num_chunks):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (num_chunks - 1 - i) * BT
-                        if t0 + BT <= seq_end:
-                            T.tma_copy(q[t0:t0 + BT, hq, 0:K], q_s[i % 2, :, :], barrier=full[i % 2])
-                            T.tma_copy(k[t0:t0 + BT, hq, 0:K], k_s[i % 2, :, :], barrier=full[i % 2])
-                        else:
-                            for r, cc in T.Parallel(BT, K):
-                                q_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, q[t0 + r, hq, cc],
-                                                                   T.cast(0, dtype))
-                                k_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, k[t0 + r, hq, cc],
-                                                                   T.cast(0, dtype))
-                            T.fence_proxy_async()
+                        load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
+                        load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 64:
                     for i in T.serial(num_chunks):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (num_chunks - 1 - i) * BT
-                        if t0 + BT <= seq_end:
-                            T.tma_copy(d_o[t0:t0 + BT, hv, v0:v0 + BV], do_s[i % 2, :, :], barrier=full[i % 2])
-                        else:
-                            for r, cc in T.Parallel(BT, BV):
-                                do_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, d_o[t0 + r, hv, v0 + cc],
-                                                                    T.cast(0, dtype))
-                            T.fence_proxy_async()
+                        load_rows(d_o, do_s, i % 2, full, t0, seq_end, hv, v0, BT, BV, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 96:
                     for i in T.serial(num_chunks):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (num_chunks - 1 - i) * BT
-                        if t0 + BT <= seq_end:
-                            T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[i % 2, :, :], barrier=full[i % 2])
-                        else:
-                            for r, cc in T.Parallel(BT, BT):
-                                a_s[i % 2, r, cc] = T.if_then_else(t0 + r < seq_end, A[t0 + r, hv, cc],
-                                                                   T.cast(0, dtype))
-                            T.fence_proxy_async()
-                        for r in T.Parallel(BT):
-                            g_s[i % 2, r] = g_cumsum[T.min(t0 + r, seq_end - 1), hv]
-                            b_s[i % 2, r] = T.if_then_else(t0 + r < seq_end, beta[T.min(t0 + r, seq_end - 1), hv],
-                                                           0.0)
+                        load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
+                        load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
 
     return gdn_bwd_dh

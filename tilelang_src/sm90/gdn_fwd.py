@@ -20,6 +20,7 @@ per-chunk barriers and (chunk index / 2) mod 2 for the ring.
 
 import tilelang.language as T
 
+from common.chunk_load import load_gate_beta, load_rows
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
@@ -227,40 +228,21 @@ def gdn_fwd_sm90(
                     for i in T.serial(num_chunks):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + i * BT
-                        if t0 + BT <= seq_end:
-                            T.tma_copy(q[t0:t0 + BT, hq, 0:K], q_s[i % 2, :, :], barrier=full[i % 2])
-                            T.tma_copy(k[t0:t0 + BT, hq, 0:K], k_s[i % 2, :, :], barrier=full[i % 2])
-                        else:
-                            for r, c in T.Parallel(BT, K):
-                                q_s[i % 2, r, c] = T.if_then_else(t0 + r < seq_end, q[t0 + r, hq, c], T.cast(0, dtype))
-                                k_s[i % 2, r, c] = T.if_then_else(t0 + r < seq_end, k[t0 + r, hq, c], T.cast(0, dtype))
-                            T.fence_proxy_async()
+                        load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
+                        load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 64:
                     for i in T.serial(num_chunks):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + i * BT
-                        if t0 + BT <= seq_end:
-                            T.tma_copy(v[t0:t0 + BT, hv, v0:v0 + BV], v_s[i % 2, :, :], barrier=full[i % 2])
-                        else:
-                            for r, c in T.Parallel(BT, BV):
-                                v_s[i % 2, r, c] = T.if_then_else(t0 + r < seq_end, v[t0 + r, hv, v0 + c], T.cast(0, dtype))
-                            T.fence_proxy_async()
+                        load_rows(v, v_s, i % 2, full, t0, seq_end, hv, v0, BT, BV, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 96:
                     for i in T.serial(num_chunks):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + i * BT
-                        if t0 + BT <= seq_end:
-                            T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[i % 2, :, :], barrier=full[i % 2])
-                        else:
-                            for r, c in T.Parallel(BT, BT):
-                                a_s[i % 2, r, c] = T.if_then_else(t0 + r < seq_end, A[t0 + r, hv, c], T.cast(0, dtype))
-                            T.fence_proxy_async()
-                        # padded rows repeat the last valid cumsum so that gamma_last is the true decay
-                        for r in T.Parallel(BT):
-                            g_s[i % 2, r] = g_cumsum[T.min(t0 + r, seq_end - 1), hv]
-                            b_s[i % 2, r] = T.if_then_else(t0 + r < seq_end, beta[T.min(t0 + r, seq_end - 1), hv], 0.0)
+                        load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
+                        load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
 
     return gdn_fwd
