@@ -76,8 +76,7 @@ def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_
 def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first):
     dq, dk, dv, dg, dbeta, dh0 = reference.chunk_bwd_ref(q, k, v, g_cumsum, beta, do, dht, scale, initial_state,
                                                          cu_seqlens, state_v_first)
-    N, HV = cu_seqlens.shape[0] - 1, v.shape[2]
-    dh0 = dh0.float() if dh0 is not None else g_cumsum.new_empty(0, HV, HEAD_DIM, HEAD_DIM)
+    dh0 = dh0.float() if dh0 is not None else g_cumsum.new_empty(0, v.shape[2], HEAD_DIM, HEAD_DIM)
     return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), dg.float(), dbeta.float(), dh0
 
 

@@ -40,12 +40,41 @@ class GdnGrads(NamedTuple):
     dh0: torch.Tensor | None  # like initial_state (float32), None without one
 
 
-def _packed_offsets(B: int, T: int, N: int, cu_seqlens, cu_seqlens_cpu, device) -> torch.Tensor:
-    """cu_seqlens as int32 after checking its values, or the offsets of B dense sequences."""
+class _Packed(NamedTuple):
+    """The op's view of a call: tensors flattened to [1, B*T, ...], contiguous, g/beta/h0 in fp32."""
+
+    B: int
+    T: int
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    g: torch.Tensor  # g, or g_cumsum for the backward
+    beta: torch.Tensor
+    scale: float
+    h0: torch.Tensor | None
+    cu: torch.Tensor  # int32 offsets of the sequences
+
+
+def _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first) -> _Packed:
+    """Checks the arguments, then packs dense batches as B sequences of T tokens."""
+    B, T, N = check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
     if cu_seqlens is not None:
         check_cu_seqlens_values(cu_seqlens, cu_seqlens_cpu, T)
-        return cu_seqlens.to(torch.int32)
-    return torch.arange(B + 1, dtype=torch.int32, device=device) * T
+        cu = cu_seqlens.to(torch.int32)
+    else:
+        cu = torch.arange(B + 1, dtype=torch.int32, device=q.device) * T
+    H, K = q.shape[2], q.shape[3]
+    HV, V = v.shape[2], v.shape[3]
+    return _Packed(
+        B, T,
+        q.reshape(1, B * T, H, K).contiguous(),
+        k.reshape(1, B * T, H, K).contiguous(),
+        v.reshape(1, B * T, HV, V).contiguous(),
+        g.reshape(1, B * T, HV).to(torch.float32).contiguous(),
+        beta.reshape(1, B * T, HV).to(torch.float32).contiguous(),
+        K ** -0.5 if scale is None else float(scale),
+        None if initial_state is None else initial_state.to(torch.float32).contiguous(),
+        cu)
 
 
 def chunk_gated_delta_rule_fwd(
@@ -65,19 +94,10 @@ def chunk_gated_delta_rule_fwd(
 
     Arguments as in `chunk_gated_delta_rule` (q and k are used as given: no l2norm here).
     """
-    B, T, N = check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
-    cu = _packed_offsets(B, T, N, cu_seqlens, cu_seqlens_cpu, q.device)
-    H, K = q.shape[2], q.shape[3]
-    HV, V = v.shape[2], v.shape[3]
-    scale = K ** -0.5 if scale is None else float(scale)
-    h0 = None if initial_state is None else initial_state.to(torch.float32).contiguous()
+    p = _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
     o, final_state, g_cumsum, A = torch.ops.flashqla.gdn_fwd(
-        q.reshape(1, B * T, H, K).contiguous(),
-        k.reshape(1, B * T, H, K).contiguous(),
-        v.reshape(1, B * T, HV, V).contiguous(),
-        g.reshape(1, B * T, HV).to(torch.float32).contiguous(),
-        beta.reshape(1, B * T, HV).to(torch.float32).contiguous(),
-        scale, h0, cu, output_final_state, state_v_first)
+        p.q, p.k, p.v, p.g, p.beta, p.scale, p.h0, p.cu, output_final_state, state_v_first)
+    B, T, HV, V = p.B, p.T, v.shape[2], v.shape[3]
     return GdnForward(
         o.view(B, T, HV, V),
         final_state if output_final_state else None,
@@ -105,22 +125,12 @@ def chunk_gated_delta_rule_bwd(
 
     q and k are the tensors the forward's kernels saw (after any l2norm).
     """
-    B, T, N = check_inputs(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, state_v_first)
-    cu = _packed_offsets(B, T, N, cu_seqlens, cu_seqlens_cpu, q.device)
-    H, K = q.shape[2], q.shape[3]
-    HV, V = v.shape[2], v.shape[3]
-    scale = K ** -0.5 if scale is None else float(scale)
-    h0 = None if initial_state is None else initial_state.to(torch.float32).contiguous()
+    p = _pack(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
+    B, T, H, K, HV, V = p.B, p.T, q.shape[2], q.shape[3], v.shape[2], v.shape[3]
     dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
-        q.reshape(1, B * T, H, K).contiguous(),
-        k.reshape(1, B * T, H, K).contiguous(),
-        v.reshape(1, B * T, HV, V).contiguous(),
-        g_cumsum.reshape(1, B * T, HV).to(torch.float32).contiguous(),
-        beta.reshape(1, B * T, HV).to(torch.float32).contiguous(),
-        A.reshape(1, B * T, HV, A.shape[-1]).contiguous(),
+        p.q, p.k, p.v, p.g, p.beta, A.reshape(1, B * T, HV, A.shape[-1]).contiguous(),
         do.reshape(1, B * T, HV, V).to(v.dtype).contiguous(),
-        None if dht is None else dht.to(torch.float32).contiguous(),
-        scale, h0, cu, state_v_first)
+        None if dht is None else dht.to(torch.float32).contiguous(), p.scale, p.h0, p.cu, state_v_first)
     return GdnGrads(dq.view(B, T, H, K), dk.view(B, T, H, K), dv.view(B, T, HV, V), dg.view(B, T, HV),
                     dbeta.view(B, T, HV), dh0 if initial_state is not None else None)
 
