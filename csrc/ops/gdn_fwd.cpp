@@ -8,7 +8,6 @@ namespace flashqla {
 
 namespace {
 constexpr const char* kOp = "flashqla::gdn_fwd";
-}  // namespace
 
 void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& k, const Tensor& g, const Tensor& beta,
                        const Tensor& cu_seqlens, Tensor& g_cumsum, Tensor& A, void* stream) {
@@ -19,6 +18,7 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& k, const 
                    sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
+}  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta,
                                                         double scale, std::optional<Tensor> initial_state,
