@@ -8,11 +8,11 @@
 STABLE_TORCH_LIBRARY(flashqla, m) {
   m.def(
       "gdn_fwd(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, float scale, Tensor? initial_state, "
-      "Tensor cu_seqlens, bool output_final_state, bool state_v_first) "
+      "Tensor cu_seqlens, bool output_final_state, bool state_v_first, int cp_segment_chunks=-1) "
       "-> (Tensor o, Tensor final_state, Tensor g_cumsum, Tensor A)");
   m.def(
       "gdn_bwd(Tensor q, Tensor k, Tensor v, Tensor g_cumsum, Tensor beta, Tensor A, Tensor do, Tensor? dht, "
-      "float scale, Tensor? initial_state, Tensor cu_seqlens, bool state_v_first) "
+      "float scale, Tensor? initial_state, Tensor cu_seqlens, bool state_v_first, int cp_segment_chunks=-1) "
       "-> (Tensor dq, Tensor dk, Tensor dv, Tensor dg, Tensor dbeta, Tensor dh0)");
 }
 

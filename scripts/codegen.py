@@ -151,7 +151,7 @@ extern "C" int {symbol}({signature}) {{
     code = header + code + launcher
     dev = {str(gv.name_hint): {"grid": [str(x) for x in wrapper.grid_info[gv.name_hint]],
                                "block": [str(x) for x in wrapper.block_info[gv.name_hint]],
-                               "dynamic_smem_bytes": int(wrapper.dynamic_smem_buf[gv.name_hint])}
+                               "dynamic_smem_bytes": int(wrapper.dynamic_smem_buf[gv.name_hint] or 0)}
            for gv in wrapper.device_mod.functions}
     # json round trip: plain Python values only (TVM strings must not cross the process boundary)
     return json.loads(json.dumps({"index": index, "code": code, "symbol": symbol, "signature": signature,

@@ -22,8 +22,8 @@ class Variant:
 
     @property
     def symbol(self) -> str:
-        tags = "_".join(f"{k}{v}" for k, v in self.key)
-        return f"flashqla_{self.kernel}_{self.arch.replace('_', '')}_{tags}"
+        tags = "".join(f"_{k}{v}" for k, v in self.key)
+        return f"flashqla_{self.kernel}_{self.arch.replace('_', '')}{tags}"
 
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
@@ -42,3 +42,9 @@ for _short, _dtype in DTYPES.items():
     VARIANTS.append(Variant(
         "sm_90a", "gdn_bwd_chunk", "sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90",
         params=dict(dtype=_dtype, K=128, V=128, BT=64), key=(("dtype", _short),)))
+
+# dtype-independent helpers of the sequential kernels (segments, context parallelism)
+VARIANTS.append(Variant("sm_90a", "gdn_seg_plan", "sm90.seg_plan", "gdn_seg_plan_sm90", params=dict(BT=64)))
+VARIANTS.append(Variant(
+    "sm_90a", "gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90",
+    params=dict(K=128, V=128, BT=64, BV=64), key=(("bv", 64),)))

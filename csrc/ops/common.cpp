@@ -6,16 +6,28 @@
 
 namespace flashqla {
 
-int cc_major(int32_t device) {
-  static std::atomic<int> cache[64]{};  // 0: not queried yet
+namespace {
+// a device attribute, queried once per device (devices beyond 64 are queried every time)
+int cached_attribute(cudaDeviceAttr attr, std::atomic<int> (&cache)[64], int32_t device) {
   if (device >= 0 && device < 64) {
     if (int v = cache[device].load(std::memory_order_relaxed)) return v;
   }
-  int major = 0;
-  cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  int value = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&value, attr, device);
   STD_TORCH_CHECK(e == cudaSuccess, "flashqla: cudaDeviceGetAttribute failed: ", cudaGetErrorString(e));
-  if (device >= 0 && device < 64) cache[device].store(major, std::memory_order_relaxed);
-  return major;
+  if (device >= 0 && device < 64) cache[device].store(value, std::memory_order_relaxed);
+  return value;
+}
+}  // namespace
+
+int cc_major(int32_t device) {
+  static std::atomic<int> cache[64]{};  // 0: not queried yet
+  return cached_attribute(cudaDevAttrComputeCapabilityMajor, cache, device);
+}
+
+int sm_count(int32_t device) {
+  static std::atomic<int> cache[64]{};
+  return cached_attribute(cudaDevAttrMultiProcessorCount, cache, device);
 }
 
 bool poison_outputs() {

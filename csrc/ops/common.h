@@ -83,6 +83,8 @@ inline void* current_stream(int32_t device) {
 }
 
 int cc_major(int32_t device);
+// number of streaming multiprocessors of a device (cached)
+int sm_count(int32_t device);
 
 // Debug knob used by the tests: FLASHQLA_POISON_OUTPUTS=1 fills every output with NaN before the
 // kernels run, so an element they never write cannot pass a comparison on stale memory.

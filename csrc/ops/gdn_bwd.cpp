@@ -24,7 +24,8 @@ Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     Tensor q, Tensor k, Tensor v, Tensor g_cumsum, Tensor beta, Tensor A, Tensor do_, std::optional<Tensor> dht,
-    double scale, std::optional<Tensor> initial_state, Tensor cu_seqlens, bool state_v_first) {
+    double scale, std::optional<Tensor> initial_state, Tensor cu_seqlens, bool state_v_first,
+    int64_t cp_segment_chunks) {
   const GdnDims d =
       check_gdn_inputs(kOp, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens, state_v_first);
   check_cuda_contiguous(kOp, "A", A, d.device);
@@ -70,7 +71,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   FwdOutputs recompute;
   recompute.h = &h;
   launch_fused_fwd(kOp, d, q, k, v, A, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, recompute,
-                   stream);
+                   cp_segment_chunks, stream);
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence), and dh0
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});

@@ -23,7 +23,7 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& k, const 
 std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta,
                                                         double scale, std::optional<Tensor> initial_state,
                                                         Tensor cu_seqlens, bool output_final_state,
-                                                        bool state_v_first) {
+                                                        bool state_v_first, int64_t cp_segment_chunks) {
   const GdnDims d = check_gdn_inputs(kOp, q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first);
   torch::stable::accelerator::DeviceGuard guard(d.device);
   Tensor o = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
@@ -53,7 +53,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tens
   FwdOutputs out;
   out.o = &o;
   out.final_state = output_final_state ? &final_state : nullptr;
-  launch_fused_fwd(kOp, d, q, k, v, A, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, out, stream);
+  launch_fused_fwd(kOp, d, q, k, v, A, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, out,
+                   cp_segment_chunks, stream);
   return {o, final_state, g_cumsum, A};
 }
 

@@ -12,7 +12,8 @@ namespace flashqla {
 std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor> gdn_fwd_cuda(
     torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g,
     torch::stable::Tensor beta, double scale, std::optional<torch::stable::Tensor> initial_state,
-    torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first);
+    torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first,
+    int64_t cp_segment_chunks);
 
 // (dq, dk, dv, dg, dbeta, dh0)
 std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor,
@@ -20,6 +21,6 @@ std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, 
 gdn_bwd_cuda(torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g_cumsum,
              torch::stable::Tensor beta, torch::stable::Tensor A, torch::stable::Tensor do_,
              std::optional<torch::stable::Tensor> dht, double scale, std::optional<torch::stable::Tensor> initial_state,
-             torch::stable::Tensor cu_seqlens, bool state_v_first);
+             torch::stable::Tensor cu_seqlens, bool state_v_first, int64_t cp_segment_chunks);
 
 }  // namespace flashqla

@@ -44,7 +44,8 @@ def build_manifest() -> dict:
 
 
 @torch.library.register_fake("flashqla::gdn_fwd")
-def _gdn_fwd_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first):
+def _gdn_fwd_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
+                  cp_segment_chunks=-1):
     T, HV = q.shape[1], v.shape[2]
     N = cu_seqlens.shape[0] - 1
     o = v.new_empty(1, T, HV, HEAD_DIM)
@@ -55,7 +56,9 @@ def _gdn_fwd_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_fin
 
 
 @torch.library.impl("flashqla::gdn_fwd", "CPU")
-def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first):
+def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
+                 cp_segment_chunks=-1):
+    # the float64 reference has no segments: cp_segment_chunks changes nothing here
     gc = reference.chunk_local_cumsum_ref(g, cu_seqlens)
     A = reference.kkt_solve_ref(k, beta, cu_seqlens)
     o, final = reference.chunk_fwd_ref(q, k, v, gc, beta, A, scale, initial_state, cu_seqlens, state_v_first)
@@ -65,7 +68,8 @@ def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_fina
 
 
 @torch.library.register_fake("flashqla::gdn_bwd")
-def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first):
+def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
+                  cp_segment_chunks=-1):
     N, HV = cu_seqlens.shape[0] - 1, v.shape[2]
     dh0 = g_cumsum.new_empty(N if initial_state is not None else 0, HV, HEAD_DIM, HEAD_DIM)
     return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g_cumsum),
@@ -73,7 +77,8 @@ def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_
 
 
 @torch.library.impl("flashqla::gdn_bwd", "CPU")
-def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first):
+def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
+                 cp_segment_chunks=-1):
     dq, dk, dv, dg, dbeta, dh0 = reference.chunk_bwd_ref(q, k, v, g_cumsum, beta, do, dht, scale, initial_state,
                                                          cu_seqlens, state_v_first)
     dh0 = dh0.float() if dh0 is not None else g_cumsum.new_empty(0, v.shape[2], HEAD_DIM, HEAD_DIM)
@@ -81,13 +86,15 @@ def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_s
 
 
 def _gdn_fwd_setup_context(ctx, inputs, output):
-    q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first = inputs
+    q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first = inputs[:10]
+    cp_segment_chunks = inputs[10] if len(inputs) > 10 else -1
     _, _, g_cumsum, A = output
     # the chunk-local cumsum and the inverse are intermediates: they carry no gradient
     ctx.mark_non_differentiable(g_cumsum, A)
     ctx.save_for_backward(q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens)
     ctx.scale = scale
     ctx.state_v_first = state_v_first
+    ctx.cp_segment_chunks = cp_segment_chunks
 
 
 def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A):
@@ -97,8 +104,8 @@ def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A):
         d_o = torch.zeros_like(v)
     dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
         q, k, v, g_cumsum, beta, A, d_o.contiguous(), None if dht is None else dht.contiguous(), ctx.scale,
-        initial_state, cu_seqlens, ctx.state_v_first)
-    return dq, dk, dv, dg, dbeta, None, (dh0 if initial_state is not None else None), None, None, None
+        initial_state, cu_seqlens, ctx.state_v_first, ctx.cp_segment_chunks)
+    return dq, dk, dv, dg, dbeta, None, (dh0 if initial_state is not None else None), None, None, None, None
 
 
 torch.library.register_autograd("flashqla::gdn_fwd", _gdn_fwd_backward, setup_context=_gdn_fwd_setup_context)

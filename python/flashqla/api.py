@@ -14,7 +14,7 @@ import torch
 
 from . import _ops  # noqa: F401  (loads the op library, registers fake and CPU implementations)
 from .reference import l2norm
-from .validate import check_cu_seqlens_values, check_inputs
+from .validate import check_cp_segment_chunks, check_cu_seqlens_values, check_inputs
 
 __all__ = ["chunk_gated_delta_rule", "chunk_gated_delta_rule_fwd", "chunk_gated_delta_rule_bwd", "GdnForward",
            "GdnGrads"]
@@ -89,14 +89,18 @@ def chunk_gated_delta_rule_fwd(
     cu_seqlens: torch.Tensor | None = None,
     cu_seqlens_cpu: torch.Tensor | None = None,
     state_v_first: bool = False,
+    cp_segment_chunks: int = -1,
 ) -> GdnForward:
     """Chunked GDN forward without autograd; returns `GdnForward(o, final_state, g_cumsum, A)`.
 
-    Arguments as in `chunk_gated_delta_rule` (q and k are used as given: no l2norm here).
+    Arguments as in `chunk_gated_delta_rule` (q and k are used as given: no l2norm here), and
+    `cp_segment_chunks`: -1 lets the library decide on intra-card context parallelism, 0 turns it
+    off, a positive number forces segments of that many 64-token chunks.
     """
+    check_cp_segment_chunks(cp_segment_chunks)
     p = _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
     o, final_state, g_cumsum, A = torch.ops.flashqla.gdn_fwd(
-        p.q, p.k, p.v, p.g, p.beta, p.scale, p.h0, p.cu, output_final_state, state_v_first)
+        p.q, p.k, p.v, p.g, p.beta, p.scale, p.h0, p.cu, output_final_state, state_v_first, cp_segment_chunks)
     B, T, HV, V = p.B, p.T, v.shape[2], v.shape[3]
     return GdnForward(
         o.view(B, T, HV, V),
@@ -119,18 +123,22 @@ def chunk_gated_delta_rule_bwd(
     cu_seqlens: torch.Tensor | None = None,
     cu_seqlens_cpu: torch.Tensor | None = None,
     state_v_first: bool = False,
+    cp_segment_chunks: int = -1,
 ) -> GdnGrads:
     """Chunked GDN backward without autograd: gradients of the loss given do = dL/do ([B, T, HV, V])
     and dht = dL/dfinal_state (or None), from the forward's inputs and its `g_cumsum` and `A`.
 
-    q and k are the tensors the forward's kernels saw (after any l2norm).
+    q and k are the tensors the forward's kernels saw (after any l2norm). `cp_segment_chunks` as in
+    `chunk_gated_delta_rule_fwd` (it applies to the recomputation of the chunk states).
     """
+    check_cp_segment_chunks(cp_segment_chunks)
     p = _pack(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
     B, T, H, K, HV, V = p.B, p.T, q.shape[2], q.shape[3], v.shape[2], v.shape[3]
     dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
         p.q, p.k, p.v, p.g, p.beta, A.reshape(1, B * T, HV, A.shape[-1]).contiguous(),
         do.reshape(1, B * T, HV, V).to(v.dtype).contiguous(),
-        None if dht is None else dht.to(torch.float32).contiguous(), p.scale, p.h0, p.cu, state_v_first)
+        None if dht is None else dht.to(torch.float32).contiguous(), p.scale, p.h0, p.cu, state_v_first,
+        cp_segment_chunks)
     return GdnGrads(dq.view(B, T, H, K), dk.view(B, T, H, K), dv.view(B, T, HV, V), dg.view(B, T, HV),
                     dbeta.view(B, T, HV), dh0 if initial_state is not None else None)
 
@@ -200,8 +208,10 @@ def chunk_gated_delta_rule(
             accepted for FLA compatibility and not needed: flashqla maps chunks to sequences on the
             device.
         auto_cp (bool):
-            allow intra-card context parallelism. Results do not depend on it; the current kernels
-            do not split sequences yet, so it has no effect.
+            allow intra-card context parallelism: long sequences are split into segments that run
+            in parallel, their start states from a warm-up pass (exact fallback for heads without
+            decay). Chosen per call from T, N and the head count. Results agree within rounding
+            (docs/gdn_chunk_derivation.md, "Context parallelism"). Default: `True`.
 
     Differentiable in q, k, v, g, beta and initial_state (also through the l2norm), with gradients
     flowing from o and from the final state; the backward runs the SM90 kernels (or the float64
@@ -244,10 +254,10 @@ def chunk_gated_delta_rule(
     if cp_context is not None:
         raise NotImplementedError("flashqla.chunk_gated_delta_rule: `cp_context` (context parallelism across "
                                   "GPUs) is not supported")
-    del chunk_indices, auto_cp  # see the docstring
+    del chunk_indices  # see the docstring
     if use_qk_l2norm_in_kernel:
         check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
         q, k = l2norm(q), l2norm(k)
     out = chunk_gated_delta_rule_fwd(q, k, v, g, beta, scale, initial_state, output_final_state, cu_seqlens,
-                                     cu_seqlens_cpu, state_v_first)
+                                     cu_seqlens_cpu, state_v_first, cp_segment_chunks=-1 if auto_cp else 0)
     return out.o, out.final_state

@@ -118,3 +118,12 @@ def check_cu_seqlens_values(cu_seqlens: torch.Tensor, cu_seqlens_cpu: torch.Tens
         _fail("cu_seqlens", f"must be non-decreasing, got {values.tolist()[:16]}")
     if values[-1].item() > T:
         _fail("cu_seqlens", f"ends at {values[-1].item()}, beyond the {T} tokens of q")
+
+
+def check_cp_segment_chunks(cp_segment_chunks) -> None:
+    """-1 (automatic), 0 (off) or a positive number of 64-token chunks per segment."""
+    if isinstance(cp_segment_chunks, bool) or not isinstance(cp_segment_chunks, int):
+        _fail("cp_segment_chunks", f"must be an int, got {type(cp_segment_chunks).__name__}", TypeError)
+    if not -1 <= cp_segment_chunks <= 1 << 24:
+        _fail("cp_segment_chunks", f"must be -1 (automatic), 0 (off) or a chunk count in [1, 2^24], "
+                                   f"got {cp_segment_chunks}")

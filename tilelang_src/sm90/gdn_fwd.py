@@ -1,21 +1,28 @@
-"""Fused chunked GDN forward (SM90), warp specialized.
+"""Fused chunked GDN forward (SM90), warp specialized, with intra-card context parallelism.
 
-One CTA per (sequence, v-head, BV-wide slice of V) walks the sequence's chunks in
-order with the fp32 state S [K, BV] in registers. Per chunk (docs/gdn_chunk_derivation.md,
-"Per-chunk forward"), with S~ the bf16 copy of S, gamma_i = exp(gc_i),
-r_i = exp(gc_last - gc_i) (0 on padded rows) and Gamma_ij = exp(gc_i - gc_j) for i >= j:
+One CTA per (segment, v-head, BV-wide slice of V) walks the segment's chunks in order with
+the fp32 state S [K, BV] in registers. A segment is a run of consecutive chunks of one
+sequence (docs/gdn_chunk_derivation.md, "Segments"); which sequence and which chunks each CTA
+runs comes from the tables of the segment-plan kernel (seg_plan.py). Per chunk ("Two-GEMM chain"), with S~ the bf16 copy of S,
+gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) and Gamma_ij = exp(gc_i - gc_j) (i >= j):
 
-    P  = Q K^T                       Ag = Gamma * A * beta_col
-    U  = K S~                        W  = V - gamma * U
-    Vd = Ag W                        V' = r * Vd
-    O  = scale * gamma * (Q S~) + (scale * Gamma * P) Vd
-    S  = gamma_last * S + K^T V'
+    X  = diag(r * beta) A^T K          (off the chain: no S)
+    Pg = scale * Gamma * (Q K^T)       Ag = Gamma * A * beta_col      Z = Pg Ag   (off the chain)
+    U  = K S~                          W  = V - gamma * U
+    S  = gamma_last * S + X^T W        (the chain: two GEMMs, U and X^T W)
+    O  = scale * gamma * (Q S~) + Z W
 
-Warpgroups: WG0 holds S and publishes S~ (and, for the backward, stores it per chunk
-slot into h); WG1 computes U, W, Vd, V'; WG2 computes P, Ag, O and stores O; WG3 loads the next chunk (TMA for full chunks, zero-filled
-element copies for a sequence's last partial chunk) into a two-stage ring.
-Ordering between warpgroups uses mbarriers; parity = chunk index mod 2 for the
-per-chunk barriers and (chunk index / 2) mod 2 for the ring.
+Warpgroups: WG0 holds S, publishes S~ and applies X^T W; WG1 computes X, U and W; WG2
+computes Pg, Ag, Z and O and stores O; WG3: three producer warps fill a two-stage ring (TMA
+for full chunks, zero-filled element copies for a partial chunk) and a storer warp copies S~
+to h (per chunk slot) for the backward. S~, W and X are double-buffered so that WG2 and the
+storer never hold up the chain.
+
+The warm-up pass (`warmup` = 1, docs "Context parallelism") reuses this kernel: the first
+half of the CTAs runs the warm-up chunks of each segment from S = 0 and stores the end state
+to cp_out[seg]; the second half runs the whole segment from S = I with V = 0 for heads
+without enough decay (the exact fallback) and stores the transition matrix to
+cp_out[num_segs + seg]. The main pass starts a sequence's later segments from cp_h0[seg].
 """
 
 import tilelang.language as T
@@ -43,6 +50,9 @@ def gdn_fwd_sm90(
     N1 = T.dynamic("num_seqs_plus_one")
     NS = T.dynamic("num_states")
     NH = T.dynamic("num_h_slots")
+    NSEG = T.dynamic("num_segs")
+    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
+    NROWS = T.dynamic("num_range_rows")
     accum = "float32"
 
     @T.prim_func
@@ -58,23 +68,40 @@ def gdn_fwd_sm90(
         o: T.Tensor((num_tokens, HV, V), dtype),
         ht: T.Tensor((NS, HV, K, V), accum),  # same layout as h0
         h: T.Tensor((NH, HV, K, V), dtype),  # S~ at the start of each chunk, by chunk slot ([K, V])
+        seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row
+        cp_h0: T.Tensor((NSEG, HV, K, V), accum),  # start state of every segment j > 0 (main pass)
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),  # warm-up end states, then transition matrices
         scale: T.float32,
         use_h0: T.int32,
         store_ht: T.int32,
         state_v_first: T.int32,
         store_o: T.int32,
         store_h: T.int32,
+        warmup: T.int32,
     ):
-        with T.Kernel(NV * (N1 - 1) * HV, threads=512) as (bx,):
+        with T.Kernel(NV * HV * NGRID, threads=512) as (bx,):
             vb = bx % NV
             hv = (bx // NV) % HV
-            n = bx // (NV * HV)
+            seg = (bx // (NV * HV)) % NSEG
+            is_m = bx // (NV * HV * NSEG)  # 1: a transition-matrix CTA of the warm-up pass
             hq = hv // (HV // H)
             v0 = vb * BV
             num_seqs = N1 - 1
+
+            # the segment's sequence, and the chunks this CTA runs (tilelang_src/sm90/seg_plan.py)
+            n = seg_seq[seg]
+            row = warmup * NSEG + bx // (NV * HV)  # warm-up rows follow the main-pass rows
+            c_first = ranges[row, hv, 0]
+            n_iter = ranges[row, hv, 1]
+            flags = ranges[row, hv, 2]
+            has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
+            is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
-            num_chunks = T.ceildiv(seq_end - seq_start, BT)
+            # n = num_seqs (a padding slot) gives seq_end = seq_start: no chunks
+            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+            # the transition-matrix CTAs load V = 0: an end before every chunk pads all rows
+            v_end = seq_end - (flags // 4) * (seq_end + BT)
             first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
 
             # ring filled by WG3
@@ -84,39 +111,46 @@ def gdn_fwd_sm90(
             a_s = T.alloc_shared((2, BT, BT), dtype)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
-            # per-chunk exchange between the consumer warpgroups
-            st_s = T.alloc_shared((K, BV), dtype)  # S~
-            w_s = T.alloc_shared((BT, BV), dtype)  # W (WG1 only)
+            # double-buffered exchange on the chain
+            st_s = T.alloc_shared((2, K, BV), dtype)  # S~ (WG0 -> WG1, WG2, storer)
+            x_s = T.alloc_shared((2, BT, K), dtype)  # X (WG1 -> WG0)
+            w_s = T.alloc_shared((2, BT, BV), dtype)  # W (WG1 -> WG0, WG2)
+            # WG2 only
+            p_s = T.alloc_shared((BT, BT), dtype)  # Pg
             ag_s = T.alloc_shared((BT, BT), dtype)  # Ag
-            vd_s = T.alloc_shared((BT, BV), dtype)  # Vd
-            vn_s = T.alloc_shared((BT, BV), dtype)  # V'
-            p_s = T.alloc_shared((BT, BT), dtype)  # scale * Gamma * P (WG2 only)
-            gam1_s = T.alloc_shared((BT,), accum)  # gamma (WG1)
-            rr1_s = T.alloc_shared((BT,), accum)  # r (WG1)
-            gam2_s = T.alloc_shared((BT,), accum)  # scale * gamma (WG2)
+            z_s = T.alloc_shared((BT, BT), dtype)  # Z = Pg Ag
+            gam2_s = T.alloc_shared((BT,), accum)  # scale * gamma
+            # WG1 only
+            gam1_s = T.alloc_shared((BT,), accum)  # gamma
+            rb_s = T.alloc_shared((BT,), accum)  # r * beta
 
             s_frag = T.alloc_fragment((K, BV), accum)
+            x_frag = T.alloc_fragment((BT, K), accum)
             u_frag = T.alloc_fragment((BT, BV), accum)
-            vd_frag = T.alloc_fragment((BT, BV), accum)
             p_frag = T.alloc_fragment((BT, BT), accum)
             gm_frag = T.alloc_fragment((BT, BT), accum)
+            z_frag = T.alloc_fragment((BT, BT), accum)
             o_frag = T.alloc_fragment((BT, BV), accum)
             decay = T.alloc_var(accum)
 
             full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
             empty = T.alloc_barrier([384, 384])  # 3 consumer warpgroups per stage
-            bar_st = T.alloc_barrier(128)  # S~ written (WG0)
-            bar_ag = T.alloc_barrier(128)  # Ag written (WG2)
-            bar_vd = T.alloc_barrier(128)  # Vd written (WG1)
-            bar_vn = T.alloc_barrier(128)  # V' written (WG1)
-            bar_od = T.alloc_barrier(128)  # WG2 done reading S~, Vd of the chunk
+            st_ready = T.alloc_barrier([128, 128])  # WG0 wrote S~
+            st_free = T.alloc_barrier([288, 288])  # WG1, WG2 and the storer warp read S~
+            w_ready = T.alloc_barrier([128, 128])  # WG1 wrote X and W
+            w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
 
             tx = T.get_thread_binding()
 
             if tx < 128:
                 # ---------------- WG0: the state
-                T.set_max_nreg(168, 1)
-                if use_h0 != 0:
+                T.set_max_nreg(160, 1)
+                if warmup != 0:
+                    for a, b in T.Parallel(K, BV):
+                        s_frag[a, b] = T.if_then_else(is_m != 0 and a == v0 + b, 1.0, 0.0)
+                elif has_prev and n_iter > 0:
+                    T.copy(cp_h0[seg, hv, 0:K, v0:v0 + BV], s_frag)
+                elif use_h0 != 0 and n < num_seqs:
                     if state_v_first != 0:
                         for a, b in T.Parallel(K, BV):
                             s_frag[a, b] = h0[n, hv, v0 + b, a]
@@ -124,23 +158,24 @@ def gdn_fwd_sm90(
                         T.copy(h0[n, hv, 0:K, v0:v0 + BV], s_frag)
                 else:
                     T.clear(s_frag)
-                for i in T.serial(num_chunks):
+                for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
-                    if i > 0:
-                        T.barrier_wait(bar_od, (i - 1) % 2)
-                    T.copy(s_frag, st_s)
+                    T.barrier_wait(st_free[i % 2], (i // 2 + 1) % 2)
+                    T.copy(s_frag, st_s[i % 2, :, :])
                     T.fence_proxy_async()
-                    T.barrier_arrive(bar_st)
-                    if store_h != 0:
-                        T.copy(s_frag, h[first_slot + i, hv, 0:K, v0:v0 + BV])
+                    T.barrier_arrive(st_ready[i % 2])
                     decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
                     for a, b in T.Parallel(K, BV):
                         s_frag[a, b] *= decay
-                    T.barrier_wait(bar_vn, i % 2)
-                    # S += K^T V'
-                    T.gemm(k_s[i % 2, :, :], vn_s, s_frag, transpose_A=True)
+                    T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
+                    # S += X^T W
+                    T.gemm(x_s[i % 2, :, :], w_s[i % 2, :, :], s_frag, transpose_A=True)
+                    T.barrier_arrive(w_free[i % 2])
                     T.barrier_arrive(empty[i % 2])
-                if store_ht != 0:
+                if warmup != 0:
+                    if n_iter > 0:
+                        T.copy(s_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
+                elif store_ht != 0 and is_last:
                     if state_v_first != 0:
                         for a, b in T.Parallel(K, BV):
                             ht[n, hv, v0 + b, a] = s_frag[a, b]
@@ -148,40 +183,35 @@ def gdn_fwd_sm90(
                         T.copy(s_frag, ht[n, hv, 0:K, v0:v0 + BV])
 
             elif tx < 256:
-                # ---------------- WG1: U, W, Vd, V'
+                # ---------------- WG1: X, U, W
                 T.set_max_nreg(160, 1)
-                for i in T.serial(num_chunks):
+                for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
-                    n_valid = seq_end - (seq_start + i * BT)
                     for r in T.Parallel(BT):
                         gam1_s[r] = T.exp2(g_s[i % 2, r] * LOG2E)
-                        rr1_s[r] = T.if_then_else(
-                            r < n_valid, T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E), 0.0)
-                    T.barrier_wait(bar_st, i % 2)
+                        rb_s[r] = T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E) * b_s[i % 2, r]
+                    # X = diag(r * beta) A^T K (beta is 0 on padded rows)
+                    T.gemm(a_s[i % 2, :, :], k_s[i % 2, :, :], x_frag, transpose_A=True, clear_accum=True)
+                    for r, c in T.Parallel(BT, K):
+                        x_frag[r, c] *= rb_s[r]
+                    T.barrier_wait(w_free[i % 2], (i // 2 + 1) % 2)
+                    T.copy(x_frag, x_s[i % 2, :, :])
+                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
                     # U = K S~
-                    T.gemm(k_s[i % 2, :, :], st_s, u_frag, clear_accum=True)
+                    T.gemm(k_s[i % 2, :, :], st_s[i % 2, :, :], u_frag, clear_accum=True)
+                    T.barrier_arrive(st_free[i % 2])
                     for r, c in T.Parallel(BT, BV):
-                        w_s[r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
+                        w_s[i % 2, r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
                     T.fence_proxy_async()
-                    T.barrier_wait(bar_ag, i % 2)
-                    # Vd = Ag W
-                    T.gemm(ag_s, w_s, vd_frag, clear_accum=True)
-                    T.copy(vd_frag, vd_s)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_vd)
-                    for r, c in T.Parallel(BT, BV):
-                        vd_frag[r, c] *= rr1_s[r]
-                    T.copy(vd_frag, vn_s)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_vn)
+                    T.barrier_arrive(w_ready[i % 2])
                     T.barrier_arrive(empty[i % 2])
 
             elif tx < 384:
-                # ---------------- WG2: P, Ag, O
-                T.set_max_nreg(160, 1)
-                for i in T.serial(num_chunks):
+                # ---------------- WG2: Pg, Ag, Z, O
+                T.set_max_nreg(168, 1)
+                for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
-                    t0 = seq_start + i * BT
+                    t0 = seq_start + (c_first + i) * BT
                     # P = Q K^T
                     T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
                     for r in T.Parallel(BT):
@@ -191,22 +221,25 @@ def gdn_fwd_sm90(
                             r >= c, T.exp2((g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E), 0.0)
                     for r, c in T.Parallel(BT, BT):
                         ag_s[r, c] = T.cast(gm_frag[r, c] * a_s[i % 2, r, c] * b_s[i % 2, c], dtype)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_ag)
                     for r, c in T.Parallel(BT, BT):
                         p_frag[r, c] *= scale * gm_frag[r, c]
                     T.copy(p_frag, p_s)
                     T.fence_proxy_async()
-                    T.barrier_wait(bar_st, i % 2)
+                    # Z = Pg Ag
+                    T.gemm(p_s, ag_s, z_frag, clear_accum=True)
+                    T.copy(z_frag, z_s)
+                    T.fence_proxy_async()
+                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
                     # O = scale * gamma * (Q S~)
-                    T.gemm(q_s[i % 2, :, :], st_s, o_frag, clear_accum=True)
+                    T.gemm(q_s[i % 2, :, :], st_s[i % 2, :, :], o_frag, clear_accum=True)
+                    T.barrier_arrive(st_free[i % 2])
                     for r, c in T.Parallel(BT, BV):
                         o_frag[r, c] *= gam2_s[r]
-                    T.barrier_wait(bar_vd, i % 2)
-                    # O += Pg Vd
-                    T.gemm(p_s, vd_s, o_frag)
-                    T.barrier_arrive(bar_od)
-                    if store_o != 0:
+                    T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
+                    # O += Z W
+                    T.gemm(z_s, w_s[i % 2, :, :], o_frag)
+                    T.barrier_arrive(w_free[i % 2])
+                    if store_o != 0 and warmup == 0:
                         if t0 + BT <= seq_end:
                             T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
                         else:
@@ -214,35 +247,42 @@ def gdn_fwd_sm90(
                                 if t0 + r < seq_end:
                                     o[t0 + r, hv, v0 + c] = T.cast(o_frag[r, c], dtype)
                     T.barrier_arrive(empty[i % 2])
-                # the last sequence's CTAs zero the padding tail [cu[N], T)
-                if store_o != 0 and n == num_seqs - 1:
+                # the last sequence's last segment zeroes the padding tail [cu[N], T)
+                if store_o != 0 and warmup == 0 and is_last and n == num_seqs - 1:
                     for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
                         for r, c in T.Parallel(BT, BV):
                             if seq_end + blk * BT + r < num_tokens:
                                 o[seq_end + blk * BT + r, hv, v0 + c] = T.cast(0, dtype)
 
             else:
-                # ---------------- WG3: loads
+                # ---------------- WG3: loads, and the storer warp
                 T.set_max_nreg(24, 0)
                 if tx < 384 + 32:
-                    for i in T.serial(num_chunks):
+                    for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
-                        t0 = seq_start + i * BT
+                        t0 = seq_start + (c_first + i) * BT
                         load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 64:
-                    for i in T.serial(num_chunks):
+                    for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
-                        t0 = seq_start + i * BT
-                        load_rows(v, v_s, i % 2, full, t0, seq_end, hv, v0, BT, BV, dtype)
+                        t0 = seq_start + (c_first + i) * BT
+                        load_rows(v, v_s, i % 2, full, t0, v_end, hv, v0, BT, BV, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 96:
-                    for i in T.serial(num_chunks):
+                    for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
-                        t0 = seq_start + i * BT
+                        t0 = seq_start + (c_first + i) * BT
                         load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
+                else:
+                    for i in T.serial(n_iter):
+                        T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
+                        if store_h != 0 and warmup == 0:
+                            T.tma_copy(st_s[i % 2, :, :], h[first_slot + c_first + i, hv, 0:K, v0:v0 + BV])
+                            T.tma_store_wait(0)
+                        T.barrier_arrive(st_free[i % 2])
 
     return gdn_fwd

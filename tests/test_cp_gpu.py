@@ -1,0 +1,103 @@
+"""Intra-card context parallelism (CP) on the GPU: sequences split into segments whose start
+states come from a warm-up pass (heads whose decay reaches the threshold) or from the exact
+transition-matrix fallback (heads without decay).
+
+Every case runs with CP forced on (short segments, so that a sequence has many), forced off,
+and automatic, and checks each against the float64 reference, and CP against no CP.
+Gates: 'strong' mixes heads with decay rates up to 16 with a quarter of heads at g = 0 (the
+fallback), 'mild' (logsigmoid(randn) / 16, the benchmark's gate) needs several chunks of warm-up.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import flashqla
+from flashqla.reference import gdn_chunk_ref
+from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
+
+pytestmark = pytest.mark.gpu
+DEV = "cuda"
+# CP and no CP round differently (other start states of the bf16 snapshots), never by more than
+# the rounding of each against float64
+TOL_CP_VS_NOCP = 1e-2
+
+CASES = {
+    "1x4096 H2/HV8": (2, 8, [4096], 0),
+    "1x16384 H4/HV4": (4, 4, [16384], 0),
+    "ragged H2/HV8": (2, 8, [3000, 1, 0, 700, 64, 5000], 90),
+    "two H16/HV32": (16, 32, [2500, 1500], 0),
+}
+
+
+def run(p, cu, cp_segment_chunks):
+    return flashqla.chunk_gated_delta_rule_fwd(
+        p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
+        cu_seqlens=cu, cp_segment_chunks=cp_segment_chunks)
+
+
+@pytest.mark.parametrize("gate", ["strong", "mild"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_cp_matches_reference_and_no_cp(case, gate):
+    H, HV, lengths, tail = CASES[case]
+    T = sum(lengths) + tail
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, T, H, HV, device=DEV, gate=gate, N=len(lengths))
+    o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
+                                  output_final_state=True, cu_seqlens=cu)
+    results = {}
+    for cp in (0, 1, 3, 8, -1):
+        out = run(p, cu, cp)
+        what = f"{case} gate={gate} cp_segment_chunks={cp}"
+        e_o = record("o", rel_err(out.o, o_ref), what)
+        e_h = record("final_state", rel_err(out.final_state, ht_ref), what)
+        assert e_o <= TOL["o"], f"{what}: o rel err {e_o:.3e}"
+        assert e_h <= TOL["final_state"], f"{what}: final_state rel err {e_h:.3e}"
+        if tail:
+            assert torch.all(out.o[0, sum(lengths):] == 0), f"{what}: padding tail not zero"
+        results[cp] = out
+    for cp in (1, 3, 8, -1):
+        assert rel_err(results[cp].o, results[0].o.double()) <= TOL_CP_VS_NOCP
+        assert rel_err(results[cp].final_state, results[0].final_state.double()) <= TOL_CP_VS_NOCP
+
+
+def test_cp_without_initial_state_and_final_state():
+    p = make_problem(1, 5000, 2, 8, device=DEV, gate="strong", h0=False)
+    o_ref, _ = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], output_final_state=False)
+    out = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], output_final_state=False,
+                                              cp_segment_chunks=2)
+    assert out.final_state is None
+    assert rel_err(out.o, o_ref) <= TOL["o"]
+
+
+def test_cp_backward_recompute():
+    """The backward recomputes the chunk states through the same segments."""
+    p = make_problem(1, 3000, 2, 8, device=DEV, gate="strong")
+    do = torch.randn_like(p["v"])
+    grads = {}
+    for cp in (0, 2):
+        fwd = run(p, None, cp)
+        grads[cp] = flashqla.chunk_gated_delta_rule_bwd(
+            p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, None, initial_state=p["initial_state"],
+            cp_segment_chunks=cp)
+    for name in ("dq", "dk", "dv", "dg", "dbeta", "dh0"):
+        a, b = getattr(grads[2], name), getattr(grads[0], name)
+        assert rel_err(a, b.double()) <= TOL_CP_VS_NOCP, name
+
+
+def test_auto_cp_flag_reaches_the_kernels():
+    """auto_cp=False and True both agree with the reference on a shape where CP is chosen."""
+    p = make_problem(1, 8192, 2, 8, device=DEV, gate="mild")
+    o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
+                                  output_final_state=True)
+    for auto_cp in (False, True):
+        o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True, auto_cp=auto_cp)
+        assert rel_err(o, o_ref) <= TOL["o"] and rel_err(ht, ht_ref) <= TOL["final_state"]
+
+
+@pytest.mark.parametrize("bad", [-2, 1 << 25, 1.5, True])
+def test_cp_segment_chunks_is_checked(bad):
+    p = make_problem(1, 64, 2, 8, device=DEV)
+    with pytest.raises((ValueError, TypeError), match="cp_segment_chunks"):
+        run(p, None, bad)

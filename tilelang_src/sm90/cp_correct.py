@@ -1,0 +1,89 @@
+"""Context parallelism: the start state of every segment, from the warm-up pass's outputs.
+
+One CTA per (sequence, v-head, BV-wide slice of V) walks the sequence's segments in order
+(docs/gdn_chunk_derivation.md, "Context parallelism"):
+
+    S_0 = h0 (or 0),   S_{j+1} = E_j + [plan_j < 0] M_j S_j
+
+where E_j = cp_out[slot_j] is segment j's end state computed from zero (over its last
+|plan_j| chunks) and M_j = cp_out[num_segs + slot_j] its transition matrix (written only for
+the fallback segments, plan_j < 0). S_{j+1} is written to cp_h0[slot_j + 1]. The product
+M_j S_j runs on tensor cores in three bf16 products (hi*hi + hi*lo + lo*hi of the bf16
+split x = hi + lo), which keeps about 16 bits of the fp32 operands.
+"""
+
+import tilelang.language as T
+
+from common.seq_index import seq_bound
+
+
+def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
+    NV = V // BV
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NS = T.dynamic("num_states")
+    NSEG = T.dynamic("num_segs")
+    NGRID = T.dynamic("num_seg_ctas")
+    accum = "float32"
+    half = "bfloat16"
+
+    @T.prim_func
+    def gdn_cp_correct(
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        h0: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        cp_plan: T.Tensor((NSEG, HV), "int32"),
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),
+        cp_h0: T.Tensor((NSEG, HV, K, V), accum),
+        num_tokens: T.int32,
+        seg_tokens: T.int32,
+        use_h0: T.int32,
+        state_v_first: T.int32,
+    ):
+        with T.Kernel(NV * HV * (N1 - 1), threads=128) as (bx,):
+            vb = bx % NV
+            hv = (bx // NV) % HV
+            n = bx // (NV * HV)
+            v0 = vb * BV
+            seq_start = seq_bound(cu_seqlens, n, num_tokens)
+            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
+            num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
+            first = seq_start // seg_tokens + n
+
+            mh_s = T.alloc_shared((K, K), half)
+            ml_s = T.alloc_shared((K, K), half)
+            sh_s = T.alloc_shared((K, BV), half)
+            sl_s = T.alloc_shared((K, BV), half)
+            s_frag = T.alloc_fragment((K, BV), accum)
+            ms_frag = T.alloc_fragment((K, BV), accum)
+
+            if use_h0 != 0:
+                if state_v_first != 0:
+                    for a, b in T.Parallel(K, BV):
+                        s_frag[a, b] = h0[n, hv, v0 + b, a]
+                else:
+                    T.copy(h0[n, hv, 0:K, v0:v0 + BV], s_frag)
+            else:
+                T.clear(s_frag)
+            for j in T.serial(T.max(num_segs - 1, 0)):
+                slot = first + j
+                plan = cp_plan[slot, hv]
+                # M_j S_j, computed for every segment (a branch on the plan would move the
+                # block-wide syncs of the products out of it) and used for the fallback ones;
+                # M_j is only written for those, so the selection below must not multiply
+                for a, c in T.Parallel(K, K):
+                    mh_s[a, c] = T.cast(cp_out[NSEG + slot, hv, a, c], half)
+                for a, c in T.Parallel(K, K):
+                    ml_s[a, c] = T.cast(cp_out[NSEG + slot, hv, a, c] - T.cast(mh_s[a, c], accum), half)
+                for a, b in T.Parallel(K, BV):
+                    sh_s[a, b] = T.cast(s_frag[a, b], half)
+                for a, b in T.Parallel(K, BV):
+                    sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(sh_s[a, b], accum), half)
+                T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
+                T.gemm(mh_s, sl_s, ms_frag)
+                T.gemm(ml_s, sh_s, ms_frag)
+                T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
+                for a, b in T.Parallel(K, BV):
+                    s_frag[a, b] += T.if_then_else(plan < 0, ms_frag[a, b], 0.0)
+                T.copy(s_frag, cp_h0[slot + 1, hv, 0:K, v0:v0 + BV])
+
+    return gdn_cp_correct

@@ -1,0 +1,93 @@
+"""Segment plan for the sequential kernels (context parallelism), computed on the device.
+
+One thread per (segment slot, v-head). Segment slot s of sequence i holds chunks
+[j * L, (j + 1) * L) of i, where L = seg_tokens / BT and s = floor(cu[i] / seg_tokens) + i + j
+(docs/gdn_chunk_derivation.md, "Segments"). Outputs:
+
+  seg_seq[s]      the sequence of slot s (N for slots past the last sequence), so that the
+                  fused kernels read their sequence with one load instead of a search;
+  ranges[r, hv]   (first chunk, chunk count, flags) of the CTA row r of a fused-kernel pass:
+                  rows [0, S) the main pass (flags: 1 = not the sequence's first segment,
+                  2 = its last segment), rows [S, 2S) the warm-up end states, rows [2S, 3S) the
+                  transition matrices (flags 4 = load V as zeros), S = num_segs. Precomputing
+                  them keeps the fused kernel's control flow free of searches and selections;
+  cp_plan[s, hv]  (only when `warmup` != 0) how many chunks the warm-up pass runs for this
+                  segment: the fewest trailing chunks whose summed log-decay falls below
+                  WARMUP_LOG_DECAY (their end state then equals the true one to within
+                  exp(WARMUP_LOG_DECAY) of the state norm), or minus the segment's chunk count
+                  when the decay never gets there (the exact fallback with the transition
+                  matrix); 0 for a sequence's last segment, whose end state nobody needs.
+"""
+
+import tilelang.language as T
+
+from common.seq_index import find_slot, seq_bound
+
+WARMUP_LOG_DECAY = -10.0
+
+
+def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
+    num_tokens = T.dynamic("num_tokens")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NSEG = T.dynamic("num_segs")
+    NROWS = T.dynamic("num_range_rows")
+    accum = "float32"
+
+    @T.prim_func
+    def gdn_seg_plan(
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        seg_seq: T.Tensor((NSEG,), "int32"),
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # NROWS = num_segs, or 3 * num_segs with warm-up
+        cp_plan: T.Tensor((NSEG, HV), "int32"),
+        seg_tokens: T.int32,
+        warmup: T.int32,
+    ):
+        with T.Kernel(T.ceildiv(NSEG * HV, threads), threads=threads) as (bx,):
+            tx = T.get_thread_binding()
+            n = T.alloc_var("int32")
+            hi = T.alloc_var("int32")
+            acc = T.alloc_var(accum)
+            count = T.alloc_var("int32")
+            done = T.alloc_var("int32")
+            idx = bx * threads + tx
+            if idx < NSEG * HV:
+                seg = idx // HV
+                hv = idx % HV
+                num_seqs = N1 - 1
+                find_slot(cu_seqlens, num_seqs, num_tokens, seg, seg_tokens, n, hi)
+                if hv == 0:
+                    seg_seq[seg] = n
+                seq_start = seq_bound(cu_seqlens, n, num_tokens)
+                seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+                num_chunks = T.ceildiv(seq_end - seq_start, BT)
+                seg_chunks = seg_tokens // BT
+                j = seg - (seq_start // seg_tokens + n)
+                c_lo = j * seg_chunks
+                c_hi = T.min(c_lo + seg_chunks, num_chunks)
+                is_last = n < num_seqs and j == T.max(T.ceildiv(num_chunks, seg_chunks) - 1, 0)
+                ranges[seg, hv, 0] = c_lo
+                ranges[seg, hv, 1] = T.max(c_hi - c_lo, 0)
+                ranges[seg, hv, 2] = T.if_then_else(j > 0, 1, 0) + T.if_then_else(is_last, 2, 0)
+                if warmup != 0:
+                    acc = 0.0
+                    count = 0
+                    done = 0
+                    # chunks before the sequence's last are full: their last row holds the chunk's decay
+                    if c_hi < num_chunks:
+                        for c in T.serial(T.max(c_hi - c_lo, 0)):
+                            if done == 0:
+                                acc += g_cumsum[seq_start + (c_hi - 1 - c) * BT + BT - 1, hv]
+                                count += 1
+                                if acc < WARMUP_LOG_DECAY:
+                                    done = 1
+                    cp_plan[seg, hv] = T.if_then_else(done != 0, count, -count)
+                    ranges[NSEG + seg, hv, 0] = c_hi - count
+                    ranges[NSEG + seg, hv, 1] = count
+                    ranges[NSEG + seg, hv, 2] = 0
+                    ranges[2 * NSEG + seg, hv, 0] = c_hi - count
+                    ranges[2 * NSEG + seg, hv, 1] = T.if_then_else(done != 0, 0, count)
+                    ranges[2 * NSEG + seg, hv, 2] = 4
+
+    return gdn_seg_plan
