@@ -281,8 +281,8 @@ def gdn_fwd_sm90(
                     for i in T.serial(n_iter):
                         T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
                         if store_h != 0 and warmup == 0:
-                            T.tma_copy(st_s[i % 2, :, :], h[first_slot + c_first + i, hv, 0:K, v0:v0 + BV])
-                            T.tma_store_wait(0)
+                            for a, c in T.Parallel(K, BV):
+                                h[first_slot + c_first + i, hv, a, v0 + c] = st_s[i % 2, a, c]
                         T.barrier_arrive(st_free[i % 2])
 
     return gdn_fwd
