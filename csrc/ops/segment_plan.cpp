@@ -7,11 +7,12 @@ namespace flashqla {
 namespace {
 constexpr int64_t kChunkTokens = 64;
 constexpr int64_t kMinSegChunks = 4;
-// estimated cost of the warm-up pass relative to the main pass over one segment (decaying
-// heads warm up over a few chunks, heads without decay over the whole segment)
-constexpr double kWarmupFactor = 0.5;
-// estimated cost of one correction step, in chunk times
-constexpr double kCorrectionStep = 0.5;
+// Costs relative to one chunk of the fused kernel, measured on an H200 (benchmarks/results/
+// H200_profile.md): the warm-up pass costs about as much as the main pass when some heads have no
+// decay (their fallback runs the whole segment twice over, in parallel CTAs), and one correction
+// step (a 128 x 128 transition matrix read from memory and applied) about 8 chunks.
+constexpr double kWarmupFactor = 1.0;
+constexpr double kCorrectionStep = 8.0;
 // CP must beat the single-segment estimate by this factor to be chosen
 constexpr double kMinGain = 0.8;
 

@@ -165,13 +165,13 @@ def gdn_fwd_sm90(
                     T.fence_proxy_async()
                     T.barrier_arrive(st_ready[i % 2])
                     decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
+                    T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
                     for a, b in T.Parallel(K, BV):
                         s_frag[a, b] *= decay
                     T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
                     # S += X^T W
                     T.gemm(x_s[i % 2, :, :], w_s[i % 2, :, :], s_frag, transpose_A=True)
                     T.barrier_arrive(w_free[i % 2])
-                    T.barrier_arrive(empty[i % 2])
                 if warmup != 0:
                     if n_iter > 0:
                         T.copy(s_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
@@ -233,6 +233,7 @@ def gdn_fwd_sm90(
                     # O = scale * gamma * (Q S~)
                     T.gemm(q_s[i % 2, :, :], st_s[i % 2, :, :], o_frag, clear_accum=True)
                     T.barrier_arrive(st_free[i % 2])
+                    T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
                     for r, c in T.Parallel(BT, BV):
                         o_frag[r, c] *= gam2_s[r]
                     T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
@@ -246,7 +247,6 @@ def gdn_fwd_sm90(
                             for r, c in T.Parallel(BT, BV):
                                 if t0 + r < seq_end:
                                     o[t0 + r, hv, v0 + c] = T.cast(o_frag[r, c], dtype)
-                    T.barrier_arrive(empty[i % 2])
                 # the last sequence's last segment zeroes the padding tail [cu[N], T)
                 if store_o != 0 and warmup == 0 and is_last and n == num_seqs - 1:
                     for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
