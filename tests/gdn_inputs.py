@@ -6,6 +6,8 @@ Tolerances (relative L2 error against float64, one number per tensor, justified 
   dtype, which the peers show lands at 3-4e-3. A wrong mask, gate or index gives errors of order 1.
 * g_cumsum: 1e-5 (fp32 sums of at most 64 terms).
 * A: 1e-2 (the fp32 inverse rounded to bf16/fp16, about 2e-3, with margin).
+* every gradient: 2e-2 (the issue's bound; the forward's bf16 GEMM operands, recomputed in the
+  backward, set the floor).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import torch.nn.functional as F
 
 from flashqla.reference import l2norm
 
-TOL = {"o": 1e-2, "final_state": 1e-2, "g_cumsum": 1e-5, "A": 1e-2}
+TOL = {"o": 1e-2, "final_state": 1e-2, "g_cumsum": 1e-5, "A": 1e-2, "grad": 2e-2}
 
 
 # worst error seen per tensor in this session: name -> (error, case); printed by conftest

@@ -35,7 +35,7 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
                   shape_str(v));
   const int64_t HV = v.size(2);
   STD_TORCH_CHECK(v.size(3) == kHeadDim, op, ": head size V must be 128, got ", v.size(3));
-  STD_TORCH_CHECK(H > 0 && HV % H == 0, op, ": the number of v heads (", HV,
+  STD_TORCH_CHECK(H > 0 && HV > 0 && HV % H == 0, op, ": the number of v heads (", HV,
                   ") must be a positive multiple of the number of q/k heads (", H, ")");
   check_shape(op, g_name, g, {1, T, HV}, "[1, T, HV]");
   check_shape(op, "beta", beta, {1, T, HV}, "[1, T, HV]");
@@ -48,10 +48,17 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
     check_shape(op, "initial_state", *initial_state, {N, HV, kHeadDim, kHeadDim},
                 state_v_first ? "[N, HV, V, K]" : "[N, HV, K, V]");
   }
+  // global offsets are 64-bit in the kernels (scripts/index_audit.py); token positions and CTA indices are
+  // 32-bit: a chunk slot's first token (2T + 64(N + 1) bounds its intermediate terms), the chunk-parallel
+  // grids (num_slots * HV; the forward warm-up has up to 4 CTAs per slot and head) and the sequential
+  // grids (2 N HV)
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-  STD_TORCH_CHECK(T + N + kChunk <= kMax && HV * kHeadDim <= kMax, op,
-                  ": too many tokens or heads for 32-bit token indices (T = ", T, ", HV = ", HV, ")");
-  return {device, dt, T, H, HV, N};
+  const GdnDims d{device, dt, T, H, HV, N};
+  const bool fits = T <= kMax && N <= kMax && HV <= kMax && 2 * T + kChunk * (N + 1) <= kMax &&
+                    4 * d.num_slots() * HV <= kMax && 2 * N * HV <= kMax;
+  STD_TORCH_CHECK(fits, op, ": too many tokens, sequences or heads for the kernels' 32-bit token positions and block "
+                  "indices (T = ", T, ", N = ", N, ", HV = ", HV, ")");
+  return d;
 }
 
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,

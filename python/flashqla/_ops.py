@@ -1,7 +1,8 @@
 """Loads the compiled op library once and adds the Python-side registrations of its ops:
-the fake (Meta) implementations for torch.compile and export, the CPU implementations (the float64
-reference of `reference.py` rounded to the op's output dtypes) and the autograd formula of
-gdn_fwd (its backward is the op gdn_bwd), so compiled graphs keep the backward.
+the fake (Meta) implementations for torch.compile and export, the CPU implementations (the CUDA op
+layer's argument checks, `op_checks.py`, then the float64 reference of `reference.py` rounded to the
+op's output dtypes) and the autograd formula of gdn_fwd (its backward is the op gdn_bwd), so compiled
+graphs keep the backward.
 
 The schemas themselves are defined in C++ (csrc/bindings.cpp). No device is queried here.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from . import reference
+from . import op_checks, reference
 
 _LIB_NAME = "libflashqla_ops.so"
 _PKG_DIR = Path(__file__).resolve().parent
@@ -59,6 +60,7 @@ def _gdn_fwd_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_fin
 def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
                  cp_segment_chunks=-1):
     # the float64 reference has no segments: cp_segment_chunks changes nothing here
+    op_checks.check_gdn_inputs("flashqla::gdn_fwd", q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first)
     gc = reference.chunk_local_cumsum_ref(g, cu_seqlens)
     A = reference.kkt_solve_ref(k, beta, cu_seqlens)
     o, final = reference.chunk_fwd_ref(q, k, v, gc, beta, A, scale, initial_state, cu_seqlens, state_v_first)
@@ -79,6 +81,10 @@ def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_
 @torch.library.impl("flashqla::gdn_bwd", "CPU")
 def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
                  cp_segment_chunks=-1):
+    op = "flashqla::gdn_bwd"
+    T, _, HV, N = op_checks.check_gdn_inputs(op, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens,
+                                             state_v_first)
+    op_checks.check_bwd_extras(op, A, do, dht, T, HV, N, q.dtype, state_v_first)
     dq, dk, dv, dg, dbeta, dh0 = reference.chunk_bwd_ref(q, k, v, g_cumsum, beta, do, dht, scale, initial_state,
                                                          cu_seqlens, state_v_first)
     dh0 = dh0.float() if dh0 is not None else g_cumsum.new_empty(0, v.shape[2], HEAD_DIM, HEAD_DIM)

@@ -14,7 +14,7 @@ import torch
 
 from . import _ops  # noqa: F401  (loads the op library, registers fake and CPU implementations)
 from .reference import l2norm
-from .validate import check_cp_segment_chunks, check_cu_seqlens_values, check_inputs
+from .validate import check_bwd_inputs, check_cp_segment_chunks, check_cu_seqlens_values, check_inputs
 
 __all__ = ["chunk_gated_delta_rule", "chunk_gated_delta_rule_fwd", "chunk_gated_delta_rule_bwd", "GdnForward",
            "GdnGrads"]
@@ -55,11 +55,12 @@ class _Packed(NamedTuple):
     cu: torch.Tensor  # int32 offsets of the sequences
 
 
-def _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first) -> _Packed:
+def _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first,
+          g_name: str = "g") -> _Packed:
     """Checks the arguments, then packs dense batches as B sequences of T tokens."""
-    B, T, N = check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
+    B, T, N = check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first, g_name)
+    check_cu_seqlens_values(cu_seqlens, cu_seqlens_cpu, T)
     if cu_seqlens is not None:
-        check_cu_seqlens_values(cu_seqlens, cu_seqlens_cpu, T)
         cu = cu_seqlens.to(torch.int32)
     else:
         cu = torch.arange(B + 1, dtype=torch.int32, device=q.device) * T
@@ -132,8 +133,10 @@ def chunk_gated_delta_rule_bwd(
     `chunk_gated_delta_rule_fwd` (it applies to the recomputation of the chunk states).
     """
     check_cp_segment_chunks(cp_segment_chunks)
-    p = _pack(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
+    p = _pack(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first, "g_cumsum")
     B, T, H, K, HV, V = p.B, p.T, q.shape[2], q.shape[3], v.shape[2], v.shape[3]
+    N = p.cu.numel() - 1
+    check_bwd_inputs(A, do, dht, B, T, N, HV, q.dtype, q.device, state_v_first)
     dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
         p.q, p.k, p.v, p.g, p.beta, A.reshape(1, B * T, HV, A.shape[-1]).contiguous(),
         do.reshape(1, B * T, HV, V).to(v.dtype).contiguous(),
@@ -203,7 +206,8 @@ def chunk_gated_delta_rule(
             `cu_seqlens[-1]` are padding; their outputs are 0.
         cu_seqlens_cpu (torch.Tensor | None):
             host copy of `cu_seqlens`: its values are then checked without a device-to-host copy.
-            (The offsets are not read back at all while a CUDA graph is captured.)
+            (The offsets are not read back at all while a CUDA graph is captured or torch.compile
+            traces; the kernels then clamp malformed offsets into [0, T]. docs/errors.md.)
         chunk_indices (torch.Tensor | None):
             accepted for FLA compatibility and not needed: flashqla maps chunks to sequences on the
             device.
@@ -216,6 +220,9 @@ def chunk_gated_delta_rule(
     Differentiable in q, k, v, g, beta and initial_state (also through the l2norm), with gradients
     flowing from o and from the final state; the backward runs the SM90 kernels (or the float64
     reference on CPU) through `torch.ops.flashqla.gdn_bwd`.
+
+    Bad arguments raise TypeError, ValueError or NotImplementedError naming the argument before
+    anything runs (docs/errors.md); NaN/Inf in one sequence's inputs stay in that sequence.
 
     Unsupported FLA options (`use_beta_sigmoid_in_kernel`, `allow_neg_eigval`, `cp_context`,
     `use_gate_in_kernel`/`A_log`/`dt_bias`, `chunk_size` other than 64) raise NotImplementedError.

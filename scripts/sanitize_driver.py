@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The workload scripts/sanitize.sh runs under compute-sanitizer: every compiled kernel once on small shapes.
+
+For bf16 and fp16 (all 8 kernel variants: chunk prep, forward, state-gradient, chunk-gradient), one
+forward + backward through flashqla.chunk_gated_delta_rule with packed sequences (a 1-token, an empty, a
+partial-chunk and a multi-chunk one), a padding tail, an initial state and the final state, in both
+state layouts; then the ops with malformed cu_seqlens (unsorted, negative, beyond T), which the kernels
+clamp on the device: under memcheck they must not access memory out of bounds either.
+
+    PYTHONPATH=/tmp/site python scripts/sanitize_driver.py
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+
+def problem(dtype, lengths, tail, H=2, HV=4, dev="cuda"):
+    from flashqla.reference import l2norm
+
+    T = sum(lengths) + tail
+    return dict(q=l2norm(torch.randn(1, T, H, 128, device=dev)).to(dtype),
+                k=l2norm(torch.randn(1, T, H, 128, device=dev)).to(dtype),
+                v=torch.randn(1, T, HV, 128, device=dev).to(dtype),
+                g=torch.nn.functional.logsigmoid(torch.randn(1, T, HV, device=dev)) / 8,
+                beta=torch.rand(1, T, HV, device=dev),
+                initial_state=torch.randn(len(lengths), HV, 128, 128, device=dev) / 4)
+
+
+def offsets(values) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.int32, device="cuda")
+
+
+def main() -> int:
+    import flashqla
+
+    torch.manual_seed(0)
+    lengths, tail = [1, 0, 100, 130], 21
+    cu = offsets([0, 1, 1, 101, 231])
+    for dtype, v_first in ((torch.bfloat16, False), (torch.float16, True)):
+        p = {n: t.requires_grad_() for n, t in problem(dtype, lengths, tail).items()}
+        o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True, cu_seqlens=cu, state_v_first=v_first)
+        (o.float().square().sum() + ht.square().sum()).backward()
+        torch.cuda.synchronize()
+        bad = [n for n, t in p.items() if not bool(torch.isfinite(t.grad).all())]
+        assert bool(torch.isfinite(o).all()) and not bad, f"{dtype}: non-finite results {bad}"
+        print(f"sanitize driver: {dtype} forward + backward (varlen, padding, h0, final state, "
+              f"state_v_first={v_first}) done", flush=True)
+
+    # malformed offsets: clamped on the device, never an out-of-bounds access (results unspecified)
+    p = problem(torch.bfloat16, [100, 100], 31)
+    T = 231
+    for values in ([0, 150, 40, T], [-7, 60, T], [0, 90, 10**6], [50, 10, 2**31 - 1]):
+        cu_bad = offsets(values)
+        h0 = torch.zeros(len(values) - 1, 4, 128, 128, device="cuda")
+        o, ht, gc, A = torch.ops.flashqla.gdn_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], 0.088, h0, cu_bad, True,
+                                                  False)
+        torch.ops.flashqla.gdn_bwd(p["q"], p["k"], p["v"], gc, p["beta"], A, torch.randn_like(o), torch.randn_like(ht),
+                                   0.088, h0, cu_bad, False)
+    torch.cuda.synchronize()
+    print("sanitize driver: malformed cu_seqlens (forward and backward ops) done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
