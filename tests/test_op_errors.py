@@ -155,13 +155,15 @@ def test_cuda_op_clamps_offsets(values, clamped):
     a = fwd_args("cuda")
     bad = {**a, "cu_seqlens": torch.tensor(values, dtype=torch.int32, device="cuda")}
     good = {**a, "cu_seqlens": torch.tensor(clamped, dtype=torch.int32, device="cuda")}
-    for got, want in zip(torch.ops.flashqla.gdn_fwd(*bad.values()), torch.ops.flashqla.gdn_fwd(*good.values())):
-        assert torch.equal(got, want)
+    outs = ("o", "final_state", "g_cumsum", "A")
+    for name, got, want in zip(outs, torch.ops.flashqla.gdn_fwd(*bad.values()),
+                               torch.ops.flashqla.gdn_fwd(*good.values())):
+        assert torch.equal(got, want), f"gdn_fwd {name}: {(got != want).sum().item()} elements differ"
     b = bwd_args("cuda")
     grads_bad = torch.ops.flashqla.gdn_bwd(*{**b, "cu_seqlens": bad["cu_seqlens"]}.values())
     grads_good = torch.ops.flashqla.gdn_bwd(*{**b, "cu_seqlens": good["cu_seqlens"]}.values())
-    for got, want in zip(grads_bad, grads_good):
-        assert torch.equal(got, want)
+    for name, got, want in zip(("dq", "dk", "dv", "dg", "dbeta", "dh0"), grads_bad, grads_good):
+        assert torch.equal(got, want), f"gdn_bwd {name}: {(got != want).sum().item()} elements differ"
 
 
 @pytest.mark.gpu
