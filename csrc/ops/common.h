@@ -82,7 +82,8 @@ inline void* current_stream(int32_t device) {
   return stream;
 }
 
-int cc_major(int32_t device);
+// compute capability of a device as major * 10 + minor (9.0 -> 90, 12.0 -> 120), cached per device
+int compute_capability(int32_t device);
 
 // Debug knob used by the tests: FLASHQLA_POISON_OUTPUTS=1 fills every output with NaN before the
 // kernels run, so an element they never write cannot pass a comparison on stale memory.
