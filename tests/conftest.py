@@ -11,22 +11,28 @@ sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("FLASHQLA_POISON_OUTPUTS", "1")
 
 
-def _sm90_reason() -> str | None:
-    if not torch.cuda.is_available():
-        return "no CUDA GPU (torch.cuda.is_available() is False)"
-    cc = torch.cuda.get_device_capability()
-    if cc[0] != 9:
-        return f"the compiled kernels are for SM90; this GPU is sm_{cc[0]}{cc[1]}"
-    return None
+def _gpu_reason() -> str | None:
+    """Why the GPU tests cannot run here, or None: the GPU needs kernels in the installed library."""
+    from flashqla._ops import unsupported_gpu_reason
+
+    return unsupported_gpu_reason()
 
 
-SM90_SKIP = _sm90_reason()
+GPU_SKIP = _gpu_reason()
+
+
+def pytest_report_header(config):
+    if GPU_SKIP is None:
+        from flashqla._ops import kernel_family
+
+        return f"flashqla: GPU tests run the {kernel_family(torch.cuda.get_device_capability())} kernels"
+    return f"flashqla: GPU tests skipped ({GPU_SKIP})"
 
 
 def pytest_collection_modifyitems(config, items):
-    if SM90_SKIP is None:
+    if GPU_SKIP is None:
         return
-    skip = pytest.mark.skip(reason=f"GPU test skipped: {SM90_SKIP}")
+    skip = pytest.mark.skip(reason=f"GPU test skipped: {GPU_SKIP}")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
@@ -42,7 +48,7 @@ def pytest_terminal_summary(terminalreporter):
     skipped = terminalreporter.stats.get("skipped", [])
     if skipped:
         terminalreporter.write_line(f"flashqla: {len(skipped)} tests skipped"
-                                    + (f" ({SM90_SKIP})" if SM90_SKIP else ""))
+                                    + (f" ({GPU_SKIP})" if GPU_SKIP else ""))
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""SM90 backward (through autograd) against float64 gradients (GPU only; skipped elsewhere).
+"""GPU backward (through autograd) against float64 gradients (GPU only; skipped elsewhere).
 
 Loss = <o, dO> + <final_state, dht> with random dO, dht. Reference gradients: autograd of the
 float64 token recurrence up to 1024 tokens, the written-out float64 chunked backward beyond (the two

@@ -1,4 +1,4 @@
-"""SM90 forward kernels against the float64 reference (GPU only; skipped elsewhere).
+"""GPU forward kernels against the float64 reference (GPU only; skipped elsewhere).
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
 The reference runs in float64 on the GPU: the token recurrence up to 2048 tokens, the chunked

@@ -1,18 +1,43 @@
-"""The only instantiation table: every kernel the build compiles, one row per variant.
+"""The only instantiation table: every kernel the build can compile, one row per variant.
 
 Everything that is not here is a run-time argument of the kernels (token count,
 head counts, sequence count, scale, flags such as initial-state present or the
 state layout). A row's `key` is what the op layer matches at run time.
+
+Kernel families. A family is the set of programs written for one GPU generation; the op layer
+runs the family named after the device's compute capability (9.0 -> sm90, 10.0 -> sm100,
+12.0 -> sm120). Every family implements the same kernels with the same launcher signatures.
+
+  sm90   tilelang_src/sm90/: warp specialized (TMA producer warps, wgmma consumer warpgroups,
+         setmaxnreg), up to 186 KB of shared memory per block.
+  sm100  the sm90 programs, lowered for sm_100a. TileLang 0.1.15 emits tcgen05 only for GEMMs
+         whose accumulator lives in tensor memory (T.alloc_tmem) and wgmma only on Hopper, so
+         every T.gemm of these programs becomes mma.sync m16n8k16; TMA, mbarriers and
+         setmaxnreg stay. B200/GB200 allow 227 KB of shared memory per block, as Hopper does.
+  sm120  tilelang_src/sm120/: one thread block without warp specialization, element loads,
+         mma.sync, at most 99 KB of shared memory per block (consumer Blackwell's limit); the
+         chunk prep is sm90/chunk_prep.py, which has nothing Hopper-specific.
+
+Check variants. FLASHQLA_CHECK_FAMILIES="sm100;sm120" also lowers those families for sm_90a with
+wgmma disabled: TileLang then emits the code it emits for sm_100a / sm_120a (mma.sync), compiled
+for Hopper, so an H100/H200 can run them (FLASHQLA_KERNEL_FAMILY=sm120 selects them at run time).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# the nvcc target of each family's GPUs; 'a' targets run on exactly that compute capability
+FAMILY_ARCH = {"sm90": "sm_90a", "sm100": "sm_100a", "sm120": "sm_120a"}
+
+# opt-in shared memory per block (dynamic + static), bytes: cudaDevAttrMaxSharedMemoryPerBlockOptin
+SMEM_LIMIT = {"sm_90a": 232448, "sm_100a": 232448, "sm_120a": 101376}
+
 
 @dataclass(frozen=True)
 class Variant:
     arch: str  # nvcc arch tag: "sm_90a", "sm_100a", "sm_120a"
+    family: str  # kernel family (see above): "sm90", "sm100", "sm120"
     kernel: str  # op-level kernel name; all variants of one kernel share a launcher signature
     module: str  # module under tilelang_src/
     factory: str  # function in that module returning the T.prim_func
@@ -21,30 +46,76 @@ class Variant:
     fast_math: bool = True  # TL_ENABLE_FAST_MATH and nvcc --use_fast_math
 
     @property
+    def is_check(self) -> bool:
+        """A family lowered for another arch than its own (sm_90a), to be checked on Hopper."""
+        return FAMILY_ARCH[self.family] != self.arch
+
+    @property
+    def pass_configs(self) -> dict:
+        configs = {"tl.enable_fast_math": bool(self.fast_math)}
+        if self.family != "sm90":
+            configs["tl.disable_wgmma"] = True  # only changes anything when lowering for sm_90a
+        return configs
+
+    @property
+    def smem_limit(self) -> int:
+        """Bytes of shared memory the kernel may use: the smaller limit of its arch and its family."""
+        return min(SMEM_LIMIT[self.arch], SMEM_LIMIT[FAMILY_ARCH[self.family]])
+
+    @property
     def symbol(self) -> str:
         tags = "".join(f"_{k}{v}" for k, v in self.key)
-        return f"flashqla_{self.kernel}_{self.arch.replace('_', '')}{tags}"
+        family = f"_{self.family}" if self.is_check else ""
+        return f"flashqla_{self.kernel}_{self.arch.replace('_', '')}{family}{tags}"
 
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
-VARIANTS: list[Variant] = []
-for _short, _dtype in DTYPES.items():
-    VARIANTS.append(Variant(
-        "sm_90a", "gdn_chunk_prep", "sm90.chunk_prep", "gdn_chunk_prep_sm90",
-        params=dict(dtype=_dtype, K=128, BT=64), key=(("dtype", _short),)))
-    VARIANTS.append(Variant(
-        "sm_90a", "gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
-        params=dict(dtype=_dtype, K=128, V=128, BT=64, BV=64), key=(("dtype", _short), ("bv", 64))))
-    VARIANTS.append(Variant(
-        "sm_90a", "gdn_bwd_dh", "sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90",
-        params=dict(dtype=_dtype, K=128, V=128, BT=64, BV=64), key=(("dtype", _short), ("bv", 64))))
-    VARIANTS.append(Variant(
-        "sm_90a", "gdn_bwd_chunk", "sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90",
-        params=dict(dtype=_dtype, K=128, V=128, BT=64), key=(("dtype", _short),)))
+# kernel -> (module, factory, factory params besides dtype, key besides dtype), per family
+_SM90_PROGRAMS = {
+    "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", dict(K=128, BT=64), ()),
+    "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+    "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+    "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90", dict(K=128, V=128, BT=64), ()),
+}
+PROGRAMS = {
+    "sm90": _SM90_PROGRAMS,
+    "sm100": _SM90_PROGRAMS,
+    "sm120": {
+        "gdn_chunk_prep": _SM90_PROGRAMS["gdn_chunk_prep"],
+        "gdn_fwd": ("sm120.gdn_fwd", "gdn_fwd_sm120", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+        "gdn_bwd_dh": ("sm120.gdn_bwd_dh", "gdn_bwd_dh_sm120", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+        "gdn_bwd_chunk": ("sm120.gdn_bwd_chunk", "gdn_bwd_chunk_sm120", dict(K=128, V=128, BT=64, BV=32), ()),
+    },
+}
 
-# dtype-independent helpers of the sequential kernels (segments, context parallelism)
-VARIANTS.append(Variant("sm_90a", "gdn_seg_plan", "sm90.seg_plan", "gdn_seg_plan_sm90", params=dict(BT=64)))
-VARIANTS.append(Variant(
-    "sm_90a", "gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90",
-    params=dict(K=128, V=128, BT=64, BV=64), key=(("bv", 64),)))
+
+# dtype-independent kernels of the sequential passes (segments, context parallelism); no wgmma-specific
+# code: the same programs serve every family (their GEMMs become mma.sync off Hopper)
+_HELPER_PROGRAMS = {
+    "gdn_seg_plan": ("sm90.seg_plan", "gdn_seg_plan_sm90", dict(BT=64), ()),
+    "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+}
+
+
+def _family_variants(family: str, arch: str) -> list[Variant]:
+    rows = []
+    for short, dtype in DTYPES.items():
+        for kernel, (module, factory, params, key) in PROGRAMS[family].items():
+            rows.append(Variant(arch, family, kernel, module, factory, params=dict(dtype=dtype, **params),
+                                key=(("dtype", short),) + key))
+    for kernel, (module, factory, params, key) in _HELPER_PROGRAMS.items():
+        rows.append(Variant(arch, family, kernel, module, factory, params=dict(params), key=key))
+    return rows
+
+
+# every family for its own arch, then the check variants (sm100, sm120 for sm_90a)
+VARIANTS: list[Variant] = [v for fam, arch in FAMILY_ARCH.items() for v in _family_variants(fam, arch)]
+VARIANTS += [v for fam in ("sm100", "sm120") for v in _family_variants(fam, "sm_90a")]
+
+
+def select(archs: list[str], check_families: list[str]) -> list[Variant]:
+    """The rows a build compiles: every family whose arch is requested, and the check variants of
+    the families named in check_families."""
+    return [v for v in VARIANTS
+            if (not v.is_check and v.arch in archs) or (v.is_check and v.family in check_families)]

@@ -20,9 +20,10 @@ int cached_attribute(cudaDeviceAttr attr, std::atomic<int> (&cache)[64], int32_t
 }
 }  // namespace
 
-int cc_major(int32_t device) {
-  static std::atomic<int> cache[64]{};  // 0: not queried yet
-  return cached_attribute(cudaDevAttrComputeCapabilityMajor, cache, device);
+int compute_capability(int32_t device) {
+  static std::atomic<int> major_cache[64]{}, minor_cache[64]{};  // 0: not queried yet (minor 0 re-queries)
+  return cached_attribute(cudaDevAttrComputeCapabilityMajor, major_cache, device) * 10 +
+         cached_attribute(cudaDevAttrComputeCapabilityMinor, minor_cache, device);
 }
 
 int sm_count(int32_t device) {

@@ -82,7 +82,8 @@ inline void* current_stream(int32_t device) {
   return stream;
 }
 
-int cc_major(int32_t device);
+// compute capability of a device as major * 10 + minor (9.0 -> 90, 12.0 -> 120), cached per device
+int compute_capability(int32_t device);
 // number of streaming multiprocessors of a device (cached)
 int sm_count(int32_t device);
 

@@ -1,7 +1,14 @@
 // Finds the generated kernel variant for a device and a request, or fails with a message that
-// names the request, the variants compiled in and the GPU.
+// names the GPU, the request and the architectures compiled in.
+//
+// A device runs the kernel family named after its compute capability (9.0 -> sm90, 10.0 -> sm100,
+// 12.0 -> sm120; tilelang_src/variants.py), compiled for exactly that capability ('a' targets do
+// not run on other minors, so a CC 10.3 GPU finds no sm_100a kernel). FLASHQLA_KERNEL_FAMILY picks
+// another family where a build has one for the device: check builds (FLASHQLA_CHECK_FAMILIES) carry
+// the sm100 and sm120 programs compiled for sm_90a, so that Hopper can test them.
 #pragma once
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -10,20 +17,45 @@
 
 namespace flashqla {
 
+// "sm90" for CC 9.0, "sm120" for CC 12.0, ...; FLASHQLA_KERNEL_FAMILY when set (read on every call)
+inline std::string kernel_family(int cc) {
+  const char* forced = std::getenv("FLASHQLA_KERNEL_FAMILY");
+  if (forced != nullptr && forced[0] != '\0') return forced;
+  return "sm" + std::to_string(cc);
+}
+
+// "sm_90a, sm_100a, sm_120a" (+ "sm_90a running the sm120 family" for check variants), in table order
+template <class Variant, size_t N>
+std::string compiled_list(const Variant (&table)[N]) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) {
+    const Variant& v = table[i];
+    std::string item = v.arch;
+    if ("sm" + std::to_string(v.cc) != v.family) item += std::string(" running the ") + v.family + " family";
+    if (out.find(item) == std::string::npos) out += (out.empty() ? "" : ", ") + item;
+  }
+  return out;
+}
+
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,
                             int bv) {
-  const int major = cc_major(device);
+  const int cc = compute_capability(device);
+  const std::string family = kernel_family(cc);
   for (const Variant& v : table) {
-    if (v.cc_major == major && std::strcmp(v.dtype, dtype) == 0 && (bv == 0 || v.bv == bv)) return v;
+    if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && (bv == 0 || v.bv == bv)) return v;
   }
-  std::string have;
-  for (const Variant& v : table) {
-    have += std::string(have.empty() ? "" : ", ") + "sm" + std::to_string(v.cc_major * 10) + "/" + v.dtype;
+  const std::string gpu = "cuda:" + std::to_string(device) + " has compute capability " + std::to_string(cc / 10) +
+                          "." + std::to_string(cc % 10) + " (sm_" + std::to_string(cc) + ")";
+  if (family != "sm" + std::to_string(cc)) {
+    STD_TORCH_CHECK(false, "flashqla: FLASHQLA_KERNEL_FAMILY=", family, " but this build has no ", family, " ",
+                    kernel, " kernel for this GPU (", gpu, ", dtype ", dtype, "). Compiled in: ",
+                    compiled_list(table), ". Check variants come from FLASHQLA_CHECK_FAMILIES at build time.");
   }
-  STD_TORCH_CHECK(false, "flashqla: no ", kernel, " kernel compiled for compute capability ", major,
-                  ".x with dtype ", dtype, " (cuda:", device, "). Compiled in: ", have,
-                  ". Supported GPUs: Hopper (sm90); on other devices use CPU tensors (the reference path).");
+  STD_TORCH_CHECK(false, "flashqla: no ", kernel, " kernel for this GPU: ", gpu, ", dtype ", dtype,
+                  ". This build has kernels for: ", compiled_list(table),
+                  " (sm_90a: H100/H200, sm_100a: B200/GB200, sm_120a: RTX 50xx/RTX PRO 6000 Blackwell; "
+                  "FLASHQLA_ARCHS chooses them at build time). CPU tensors run the reference path.");
   return table[0];
 }
 

@@ -3,8 +3,8 @@
     import flashqla
     o, final_state = flashqla.chunk_gated_delta_rule(q, k, v, g, beta, output_final_state=True)
 
-Ops: torch.ops.flashqla.gdn_fwd (docs/ops.md). CUDA tensors run the SM90 kernels; CPU tensors
-run the float64 reference.
+Ops: torch.ops.flashqla.gdn_fwd (docs/ops.md). CUDA tensors run the kernels compiled for the GPU's
+architecture; CPU tensors run the float64 reference.
 """
 
 import torch  # noqa: F401  (torch's libraries must be loaded before the op library)

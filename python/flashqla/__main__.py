@@ -2,8 +2,8 @@
 check the outputs and all six gradients against float64 and print the times. `python -m flashqla --info` describes the installation.
 
 Default problem: the Qwen3.5 / Qwen3-Next GDN layer at TP1 (16 q/k heads, 32 v heads, K = V = 128),
-two packed sequences, bf16, with an initial state. On an SM90 GPU the compiled kernels run; elsewhere
-the CPU reference (a smaller problem, since it is float64 Python).
+two packed sequences, bf16, with an initial state. On a GPU the installed library has kernels for (see
+--info) the compiled kernels run; elsewhere the CPU reference (a smaller problem, since it is float64 Python).
 """
 
 from __future__ import annotations
@@ -16,20 +16,34 @@ import time
 import torch
 
 
+_GPUS = {"sm_90a": "H100/H200", "sm_100a": "B200/GB200", "sm_120a": "RTX 50xx, RTX PRO 6000 Blackwell"}
+
+
 def _info() -> None:
     import flashqla
+    from flashqla._ops import kernel_family, unsupported_gpu_reason
 
     man = flashqla.build_manifest()
     print(f"flashqla {flashqla.__version__}  ({flashqla._ops.LIBRARY_PATH})")
     print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), python {platform.python_version()}")
     kernels = man.get("kernels", [])
-    print(f"compiled for: {', '.join(man.get('archs', [])) or 'none'}; {len(kernels)} kernel variants; "
+    groups: dict[tuple[str, str, bool], int] = {}
+    for k in kernels:
+        key = (k["arch"], k.get("family", ""), bool(k.get("check_variant")))
+        groups[key] = groups.get(key, 0) + 1
+    archs = [a for a in man.get("archs", []) if any(g[0] == a and not g[2] for g in groups)]
+    print(f"compiled for: {', '.join(archs) or 'none'}; {len(kernels)} kernel variants; "
           f"TileLang {kernels[0]['tilelang'] if kernels else '?'} at build time")
+    for (arch, family, check), count in groups.items():
+        what = (f"check variants: run on Hopper with FLASHQLA_KERNEL_FAMILY={family}" if check
+                else _GPUS.get(arch, ""))
+        print(f"  {arch:8s} {family + ' family':13s} {count:2d} variants  {what}")
     if torch.cuda.is_available():
         cc = torch.cuda.get_device_capability()
-        ok = f"sm_{cc[0]}{cc[1]}a" in man.get("archs", []) or f"sm_{cc[0]}{cc[1]}" in man.get("archs", [])
-        print(f"GPU: {torch.cuda.get_device_name()} (sm_{cc[0]}{cc[1]}): "
-              f"{'supported' if ok else 'no kernels compiled for it: CUDA tensors will raise; CPU works'}")
+        reason = unsupported_gpu_reason()
+        state = f"supported, kernel family {kernel_family(cc)}" if reason is None else \
+            f"{reason}: CUDA tensors will raise; CPU works"
+        print(f"GPU: {torch.cuda.get_device_name()} (sm_{cc[0]}{cc[1]}): {state}")
     else:
         print("GPU: none found; CPU tensors run the float64 reference")
 
@@ -52,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.info:
         _info()
         return 0
-    cc = torch.cuda.get_device_capability() if torch.cuda.is_available() else None
-    gpu = cc is not None and cc[0] == 9 and not args.cpu
+    from flashqla._ops import kernel_family, unsupported_gpu_reason
+
+    gpu = unsupported_gpu_reason() is None and not args.cpu
     device = "cuda" if gpu else "cpu"
     T = args.tokens or (4096 if gpu else 512)
     H, HV = args.heads
@@ -70,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         return flashqla.chunk_gated_delta_rule(q, k, v, g, beta, initial_state=h0, output_final_state=True,
                                                cu_seqlens=cu)
 
-    backend = f"SM90 kernels on {torch.cuda.get_device_name()}" if gpu else "CPU float64 reference"
+    backend = (f"{kernel_family(torch.cuda.get_device_capability())} kernels on {torch.cuda.get_device_name()}"
+               if gpu else "CPU float64 reference")
     print(f"flashqla {flashqla.__version__}: GDN forward + backward, T={T} (2 sequences), H={H}, HV={HV}, "
           f"K=V=128, bf16, backend: {backend}")
     names = ("q", "k", "v", "g", "beta", "initial_state")

@@ -10,6 +10,7 @@ The schemas themselves are defined in C++ (csrc/bindings.cpp). No device is quer
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import torch
@@ -42,6 +43,26 @@ def build_manifest() -> dict:
     """What the installed library was built from: archs, kernel variants, TileLang version."""
     path = _PKG_DIR / "build_manifest.json"
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def kernel_family(cc: tuple[int, int]) -> str:
+    """The kernel family a GPU of compute capability cc runs: 'sm90' for (9, 0), 'sm120' for (12, 0), or
+    FLASHQLA_KERNEL_FAMILY when set (as the op layer decides, csrc/ops/dispatch.h)."""
+    return os.environ.get("FLASHQLA_KERNEL_FAMILY") or f"sm{cc[0]}{cc[1]}"
+
+
+def unsupported_gpu_reason(device: int | None = None) -> str | None:
+    """None when the installed library has kernels for the GPU (of the family it would run), else why not."""
+    if not torch.cuda.is_available():
+        return "no CUDA GPU (torch.cuda.is_available() is False)"
+    cc = torch.cuda.get_device_capability(device)
+    family = kernel_family(cc)
+    kernels = build_manifest().get("kernels", [])
+    if any(k["arch"] == f"sm_{cc[0]}{cc[1]}a" and k.get("family") == family for k in kernels):
+        return None
+    have = sorted({k["arch"] + (f" ({k['family']} family)" if k.get("check_variant") else "") for k in kernels})
+    return (f"this GPU is sm_{cc[0]}{cc[1]} (kernel family {family}); the installed library has kernels for "
+            f"{', '.join(have) or 'no GPU'}")
 
 
 @torch.library.register_fake("flashqla::gdn_fwd")

@@ -2,7 +2,7 @@
 
 Both flatten dense batches into the packed form the op takes ([1, B*T, ...] plus cu_seqlens),
 convert g, beta and the initial state to float32 and call torch.ops.flashqla.gdn_fwd, which runs
-the SM90 kernels for CUDA tensors and the float64 reference for CPU tensors.
+the compiled GPU kernels for CUDA tensors and the float64 reference for CPU tensors.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def chunk_gated_delta_rule(
             (docs/gdn_chunk_derivation.md, "Context parallelism"). Default: `True`.
 
     Differentiable in q, k, v, g, beta and initial_state (also through the l2norm), with gradients
-    flowing from o and from the final state; the backward runs the SM90 kernels (or the float64
+    flowing from o and from the final state; the backward runs the GPU kernels (or the float64
     reference on CPU) through `torch.ops.flashqla.gdn_bwd`.
 
     Bad arguments raise TypeError, ValueError or NotImplementedError naming the argument before
@@ -226,8 +226,8 @@ def chunk_gated_delta_rule(
 
     Unsupported FLA options (`use_beta_sigmoid_in_kernel`, `allow_neg_eigval`, `cp_context`,
     `use_gate_in_kernel`/`A_log`/`dt_bias`, `chunk_size` other than 64) raise NotImplementedError.
-    Inputs need not be contiguous (they are copied when they are not). CUDA tensors need an SM90
-    GPU (H100/H200); CPU tensors run the float64 reference and return the same dtypes.
+    Inputs need not be contiguous (they are copied when they are not). CUDA tensors need a GPU
+    the library was built for (`python -m flashqla --info`); CPU tensors run the float64 reference and return the same dtypes.
 
     Returns:
         o of shape `[B, T, HV, V]` in v's dtype, and the final state (float32) or None.

@@ -1,5 +1,6 @@
-"""Chunk preparation for the GDN forward (SM90): chunk-local cumsum of g and the
-ungated WY inverse, one CTA per (chunk slot, v-head).
+"""Chunk preparation for the GDN forward: chunk-local cumsum of g and the ungated WY
+inverse, one CTA per (chunk slot, v-head). Nothing in it is Hopper-specific (128 threads,
+one T.gemm, under 50 KB of shared memory), so every kernel family uses it (variants.py).
 
     gc[t] = sum of g over the chunk up to and including token t          (fp32)
     A     = (I + strictLower(diag(beta) K K^T))^-1 per BT-token chunk     (q dtype)

@@ -1,0 +1,165 @@
+"""State-gradient recurrence of the GDN backward for consumer Blackwell (sm_120a): the math of
+sm90/gdn_bwd_dh.py in one thread block without warp specialization, within 99 KB of shared memory.
+
+One CTA per (sequence, v-head, BV-wide slice of V) walks the sequence's chunks from last to first
+with dS = dL/dS_end [K, BV] in fp32 registers (docs/gdn_chunk_derivation.md, "Backward"):
+
+    dh[slot]  = dS~                                   (q dtype, the chunk's end-state gradient)
+    dVd = r * (K dS~) + Pg^T dO                       Pg = scale * Gamma * (Q K^T)
+    dVg = -gamma * (Ag^T dVd)                         Ag = Gamma * A * beta_col
+    dS  = gamma_last * dS + Q^T (scale * gamma * dO) + K^T dVg
+
+and after the first chunk dh0 = dS. Starts from dht (the final-state gradient) or 0. Buffers are
+reused in place where a value dies: A becomes Ag, dO becomes scale * gamma * dO, dVd becomes dVg.
+Same prim_func signature as sm90/gdn_bwd_dh.py.
+"""
+
+import tilelang.language as T
+
+from common.seq_index import seq_bound
+
+LOG2E = 1.4426950408889634
+
+
+def gdn_bwd_dh_sm120(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    V: int = 128,
+    # kernel config
+    BT: int = 64,
+    BV: int = 64,
+    threads: int = 256,
+):
+    assert V % BV == 0
+    NV = V // BV
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NS = T.dynamic("num_states")
+    NH = T.dynamic("num_h_slots")
+    accum = "float32"
+
+    @T.prim_func
+    def gdn_bwd_dh(
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
+        d_o: T.Tensor((num_tokens, HV, V), dtype),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        dht: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        dh: T.Tensor((NH, HV, K, V), dtype),  # dL/dS at the end of each chunk, by chunk slot ([K, V])
+        dh0: T.Tensor((NS, HV, K, V), accum),  # layout of dht
+        scale: T.float32,
+        use_dht: T.int32,
+        store_dh0: T.int32,
+        state_v_first: T.int32,
+    ):
+        with T.Kernel(NV * (N1 - 1) * HV, threads=threads) as (bx,):
+            vb = bx % NV
+            hv = (bx // NV) % HV
+            n = bx // (NV * HV)
+            hq = hv // (HV // H)
+            v0 = vb * BV
+            seq_start = seq_bound(cu_seqlens, n, num_tokens)
+            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
+            num_chunks = T.ceildiv(seq_end - seq_start, BT)
+            first_slot = seq_start // BT + n
+
+            q_s = T.alloc_shared((BT, K), dtype)
+            k_s = T.alloc_shared((BT, K), dtype)
+            a_s = T.alloc_shared((BT, BT), dtype)  # A, then Ag in place
+            do_s = T.alloc_shared((BT, BV), dtype)  # dO, then scale * gamma * dO in place
+            g_s = T.alloc_shared((BT,), accum)
+            b_s = T.alloc_shared((BT,), accum)
+            gam_s = T.alloc_shared((BT,), accum)  # gamma
+            rr_s = T.alloc_shared((BT,), accum)  # r
+            ds_s = T.alloc_shared((K, BV), dtype)  # dS~
+            p_s = T.alloc_shared((BT, BT), dtype)  # Pg
+            dv_s = T.alloc_shared((BT, BV), dtype)  # dVd, then dVg in place
+
+            ds_frag = T.alloc_fragment((K, BV), accum)
+            dvd_frag = T.alloc_fragment((BT, BV), accum)
+            dw_frag = T.alloc_fragment((BT, BV), accum)
+            p_frag = T.alloc_fragment((BT, BT), accum)
+            gm_frag = T.alloc_fragment((BT, BT), accum)
+            decay = T.alloc_var(accum)
+
+            if use_dht != 0:
+                if state_v_first != 0:
+                    for a, b in T.Parallel(K, BV):
+                        ds_frag[a, b] = dht[n, hv, v0 + b, a]
+                else:
+                    T.copy(dht[n, hv, 0:K, v0:v0 + BV], ds_frag)
+            else:
+                T.clear(ds_frag)
+
+            for i in T.serial(num_chunks):
+                c = num_chunks - 1 - i
+                t0 = seq_start + c * BT
+                n_valid = seq_end - t0
+                # ---- the chunk's rows, zero past the sequence end; padded rows repeat the last cumsum
+                for r, cc in T.Parallel(BT, K):
+                    q_s[r, cc] = T.if_then_else(r < n_valid, q[T.min(t0 + r, seq_end - 1), hq, cc], T.cast(0, dtype))
+                    k_s[r, cc] = T.if_then_else(r < n_valid, k[T.min(t0 + r, seq_end - 1), hq, cc], T.cast(0, dtype))
+                for r, cc in T.Parallel(BT, BV):
+                    do_s[r, cc] = T.if_then_else(
+                        r < n_valid, d_o[T.min(t0 + r, seq_end - 1), hv, v0 + cc], T.cast(0, dtype))
+                for r, cc in T.Parallel(BT, BT):
+                    a_s[r, cc] = T.if_then_else(r < n_valid, A[T.min(t0 + r, seq_end - 1), hv, cc], T.cast(0, dtype))
+                for r in T.Parallel(BT):
+                    g_s[r] = g_cumsum[T.min(t0 + r, seq_end - 1), hv]
+                    b_s[r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, seq_end - 1), hv], 0.0)
+                for r in T.Parallel(BT):
+                    gam_s[r] = T.exp2(g_s[r] * LOG2E)
+                    rr_s[r] = T.if_then_else(r < n_valid, T.exp2((g_s[BT - 1] - g_s[r]) * LOG2E), 0.0)
+
+                # ---- dS~ and the chunk's end-state gradient by chunk slot
+                T.copy(ds_frag, ds_s)
+                T.copy(ds_frag, dh[first_slot + c, hv, 0:K, v0:v0 + BV])
+
+                # ---- Ag (in place over A) and Pg
+                T.gemm(q_s, k_s, p_frag, transpose_B=True, clear_accum=True)
+                for r, cc in T.Parallel(BT, BT):
+                    gm_frag[r, cc] = T.if_then_else(r >= cc, T.exp2((g_s[r] - g_s[cc]) * LOG2E), 0.0)
+                for r, cc in T.Parallel(BT, BT):
+                    a_s[r, cc] = T.cast(gm_frag[r, cc] * a_s[r, cc] * b_s[cc], dtype)
+                for r, cc in T.Parallel(BT, BT):
+                    p_s[r, cc] = T.cast(scale * gm_frag[r, cc] * p_frag[r, cc], dtype)
+
+                # ---- dVd = r * (K dS~) + Pg^T dO
+                T.gemm(k_s, ds_s, dvd_frag, clear_accum=True)
+                for r, cc in T.Parallel(BT, BV):
+                    dvd_frag[r, cc] *= rr_s[r]
+                T.gemm(p_s, do_s, dvd_frag, transpose_A=True)
+                T.copy(dvd_frag, dv_s)
+
+                # ---- dVg = -gamma * (Ag^T dVd), in place over dVd
+                T.gemm(a_s, dv_s, dw_frag, transpose_A=True, clear_accum=True)
+                for r, cc in T.Parallel(BT, BV):
+                    dv_s[r, cc] = T.cast(-gam_s[r] * dw_frag[r, cc], dtype)
+
+                # ---- scale * gamma * dO, in place over dO (its last reader was Pg^T dO)
+                for r, cc in T.Parallel(BT, BV):
+                    do_s[r, cc] = T.cast(scale * T.exp2(g_s[r] * LOG2E) * do_s[r, cc], dtype)
+
+                # ---- dS = gamma_last * dS + Q^T (scale * gamma * dO) + K^T dVg
+                decay = T.exp2(g_s[BT - 1] * LOG2E)
+                for a, b in T.Parallel(K, BV):
+                    ds_frag[a, b] *= decay
+                T.gemm(q_s, do_s, ds_frag, transpose_A=True)
+                T.gemm(k_s, dv_s, ds_frag, transpose_A=True)
+                # the next chunk's loads overwrite buffers this chunk's last GEMMs read
+                T.sync_threads()
+
+            if store_dh0 != 0:
+                if state_v_first != 0:
+                    for a, b in T.Parallel(K, BV):
+                        dh0[n, hv, v0 + b, a] = ds_frag[a, b]
+                else:
+                    T.copy(ds_frag, dh0[n, hv, 0:K, v0:v0 + BV])
+
+    return gdn_bwd_dh

@@ -1,0 +1,213 @@
+"""Fused chunked GDN forward for consumer Blackwell (sm_120a): the math of sm90/gdn_fwd.py in one
+thread block without warp specialization, within the 99 KB of shared memory per block.
+
+One CTA per (segment, v-head, BV-wide slice of V) walks the segment's chunks in order with the
+fp32 state S [K, BV] in registers; segments, the warm-up pass and the tables that describe them are
+those of sm90/gdn_fwd.py (docs/gdn_chunk_derivation.md, "Segments", "Context parallelism"). Per chunk (docs/gdn_chunk_derivation.md, "Per-chunk forward"),
+with S~ the q-dtype copy of S, gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) (0 on padded rows)
+and Gamma_ij = exp(gc_i - gc_j) for i >= j:
+
+    P  = Q K^T                       Ag = Gamma * A * beta_col
+    U  = K S~                        W  = V - gamma * U
+    Vd = Ag W                        V' = r * Vd
+    O  = scale * gamma * (Q S~) + (scale * Gamma * P) Vd
+    S  = gamma_last * S + K^T V'
+
+All threads run every step; TileLang places the block barriers between shared-memory writes and
+reads. Loads are element copies, zero past the sequence end (no TMA, no mbarriers). Buffers are
+reused in place where a value dies: A becomes Ag, V becomes W and then V'. Same prim_func
+signature as sm90/gdn_fwd.py, so both lower to the same launcher.
+"""
+
+import tilelang.language as T
+
+from common.seq_index import seq_bound
+
+LOG2E = 1.4426950408889634
+
+
+def gdn_fwd_sm120(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    V: int = 128,
+    # kernel config
+    BT: int = 64,
+    BV: int = 64,
+    threads: int = 256,
+):
+    assert V % BV == 0
+    NV = V // BV
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NS = T.dynamic("num_states")
+    NH = T.dynamic("num_h_slots")
+    NSEG = T.dynamic("num_segs")
+    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
+    NROWS = T.dynamic("num_range_rows")
+    accum = "float32"
+
+    @T.prim_func
+    def gdn_fwd(
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
+        v: T.Tensor((num_tokens, HV, V), dtype),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        h0: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        o: T.Tensor((num_tokens, HV, V), dtype),
+        ht: T.Tensor((NS, HV, K, V), accum),  # same layout as h0
+        h: T.Tensor((NH, HV, K, V), dtype),  # S~ at the start of each chunk, by chunk slot ([K, V])
+        seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row
+        cp_h0: T.Tensor((NSEG, HV, K, V), accum),  # start state of a sequence's later segments (main pass)
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),  # warm-up end states, then transition matrices
+        scale: T.float32,
+        use_h0: T.int32,
+        store_ht: T.int32,
+        state_v_first: T.int32,
+        store_o: T.int32,
+        store_h: T.int32,
+        warmup: T.int32,
+    ):
+        with T.Kernel(NV * HV * NGRID, threads=threads) as (bx,):
+            vb = bx % NV
+            hv = (bx // NV) % HV
+            seg = (bx // (NV * HV)) % NSEG
+            is_m = bx // (NV * HV * NSEG)  # 1: a transition-matrix CTA of the warm-up pass
+            hq = hv // (HV // H)
+            v0 = vb * BV
+            num_seqs = N1 - 1
+            # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py)
+            n = seg_seq[seg]
+            row = warmup * NSEG + bx // (NV * HV)  # warm-up rows follow the main-pass rows
+            c_first = ranges[row, hv, 0]
+            num_chunks = ranges[row, hv, 1]
+            flags = ranges[row, hv, 2]
+            has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
+            is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
+            seq_start = seq_bound(cu_seqlens, n, num_tokens)
+            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+            # the transition-matrix CTAs load V = 0: an end before every chunk pads all rows
+            v_end = seq_end - (flags // 4) * (seq_end + BT)
+            first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
+
+            q_s = T.alloc_shared((BT, K), dtype)
+            k_s = T.alloc_shared((BT, K), dtype)
+            a_s = T.alloc_shared((BT, BT), dtype)  # A, then Ag in place
+            w_s = T.alloc_shared((BT, BV), dtype)  # V, then W in place, then V'
+            g_s = T.alloc_shared((BT,), accum)
+            b_s = T.alloc_shared((BT,), accum)
+            gam_s = T.alloc_shared((BT,), accum)  # gamma
+            gam_o_s = T.alloc_shared((BT,), accum)  # scale * gamma
+            rr_s = T.alloc_shared((BT,), accum)  # r
+            st_s = T.alloc_shared((K, BV), dtype)  # S~
+            p_s = T.alloc_shared((BT, BT), dtype)  # scale * Gamma * P
+            vd_s = T.alloc_shared((BT, BV), dtype)  # Vd
+
+            s_frag = T.alloc_fragment((K, BV), accum)
+            acc = T.alloc_fragment((BT, BV), accum)  # U, then Vd and V'
+            p_frag = T.alloc_fragment((BT, BT), accum)
+            gm_frag = T.alloc_fragment((BT, BT), accum)
+            o_frag = T.alloc_fragment((BT, BV), accum)
+            decay = T.alloc_var(accum)
+
+            if warmup != 0:
+                for a, b in T.Parallel(K, BV):
+                    s_frag[a, b] = T.if_then_else(is_m != 0 and a == v0 + b, 1.0, 0.0)
+            elif has_prev and num_chunks > 0:
+                T.copy(cp_h0[seg, hv, 0:K, v0:v0 + BV], s_frag)
+            elif use_h0 != 0 and n < num_seqs:
+                if state_v_first != 0:
+                    for a, b in T.Parallel(K, BV):
+                        s_frag[a, b] = h0[n, hv, v0 + b, a]
+                else:
+                    T.copy(h0[n, hv, 0:K, v0:v0 + BV], s_frag)
+            else:
+                T.clear(s_frag)
+
+            for i in T.serial(num_chunks):
+                t0 = seq_start + (c_first + i) * BT
+                n_valid = seq_end - t0
+                # ---- the chunk's rows, zero past the sequence end (the next sequence's rows are never read);
+                # the cumsum of padded rows repeats the last real value, so gamma_last is the true decay
+                for r, c in T.Parallel(BT, K):
+                    q_s[r, c] = T.if_then_else(r < n_valid, q[T.min(t0 + r, seq_end - 1), hq, c], T.cast(0, dtype))
+                    k_s[r, c] = T.if_then_else(r < n_valid, k[T.min(t0 + r, seq_end - 1), hq, c], T.cast(0, dtype))
+                for r, c in T.Parallel(BT, BV):
+                    w_s[r, c] = T.if_then_else(t0 + r < v_end, v[T.min(t0 + r, seq_end - 1), hv, v0 + c],
+                                               T.cast(0, dtype))
+                for r, c in T.Parallel(BT, BT):
+                    a_s[r, c] = T.if_then_else(r < n_valid, A[T.min(t0 + r, seq_end - 1), hv, c], T.cast(0, dtype))
+                for r in T.Parallel(BT):
+                    g_s[r] = g_cumsum[T.min(t0 + r, seq_end - 1), hv]
+                    b_s[r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, seq_end - 1), hv], 0.0)
+                for r in T.Parallel(BT):
+                    gam_s[r] = T.exp2(g_s[r] * LOG2E)
+                    gam_o_s[r] = scale * T.exp2(g_s[r] * LOG2E)
+                    rr_s[r] = T.if_then_else(r < n_valid, T.exp2((g_s[BT - 1] - g_s[r]) * LOG2E), 0.0)
+
+                # ---- S~ (and, for the backward, the chunk's start state by chunk slot)
+                T.copy(s_frag, st_s)
+                if store_h != 0 and warmup == 0:
+                    T.copy(s_frag, h[first_slot + c_first + i, hv, 0:K, v0:v0 + BV])
+
+                # ---- P = Q K^T;  Ag = Gamma * A * beta_col;  p_s = scale * Gamma * P
+                T.gemm(q_s, k_s, p_frag, transpose_B=True, clear_accum=True)
+                for r, c in T.Parallel(BT, BT):
+                    gm_frag[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
+                for r, c in T.Parallel(BT, BT):
+                    a_s[r, c] = T.cast(gm_frag[r, c] * a_s[r, c] * b_s[c], dtype)
+                for r, c in T.Parallel(BT, BT):
+                    p_frag[r, c] *= scale * gm_frag[r, c]
+                T.copy(p_frag, p_s)
+
+                # ---- U = K S~;  W = V - gamma * U;  Vd = Ag W;  V' = r * Vd
+                T.gemm(k_s, st_s, acc, clear_accum=True)
+                for r, c in T.Parallel(BT, BV):
+                    w_s[r, c] = w_s[r, c] - gam_s[r] * acc[r, c]
+                T.gemm(a_s, w_s, acc, clear_accum=True)
+                T.copy(acc, vd_s)
+                for r, c in T.Parallel(BT, BV):
+                    acc[r, c] *= rr_s[r]
+                T.copy(acc, w_s)
+
+                # ---- O = scale * gamma * (Q S~) + Pg Vd
+                T.gemm(q_s, st_s, o_frag, clear_accum=True)
+                for r, c in T.Parallel(BT, BV):
+                    o_frag[r, c] *= gam_o_s[r]
+                T.gemm(p_s, vd_s, o_frag)
+                if store_o != 0 and warmup == 0:
+                    for r, c in T.Parallel(BT, BV):
+                        if r < n_valid:
+                            o[t0 + r, hv, v0 + c] = T.cast(o_frag[r, c], dtype)
+
+                # ---- S = gamma_last * S + K^T V'
+                decay = T.exp2(g_s[BT - 1] * LOG2E)
+                for a, b in T.Parallel(K, BV):
+                    s_frag[a, b] *= decay
+                T.gemm(k_s, w_s, s_frag, transpose_A=True)
+                # the next chunk's loads overwrite buffers this chunk's last GEMMs read
+                T.sync_threads()
+
+            if warmup != 0:
+                if num_chunks > 0:
+                    T.copy(s_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
+            elif store_ht != 0 and is_last:
+                if state_v_first != 0:
+                    for a, b in T.Parallel(K, BV):
+                        ht[n, hv, v0 + b, a] = s_frag[a, b]
+                else:
+                    T.copy(s_frag, ht[n, hv, 0:K, v0:v0 + BV])
+            # the last sequence's last segment zeroes the padding tail [cu[N], T)
+            if store_o != 0 and warmup == 0 and is_last and n == num_seqs - 1:
+                for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
+                    for r, c in T.Parallel(BT, BV):
+                        if seq_end + blk * BT + r < num_tokens:
+                            o[seq_end + blk * BT + r, hv, v0 + c] = T.cast(0, dtype)
+
+    return gdn_fwd
