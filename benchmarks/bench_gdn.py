@@ -183,7 +183,8 @@ def versions(libs) -> dict:
     except OSError:
         info["commit"] = ""
     # a copy of the tree without .git (a lent GPU machine) gets the commit from the environment
-    info["commit"] = info["commit"] or os.environ.get("FLASHQLA_COMMIT", "?")
+    # the wheel's commit (set by scripts/gpu_bench.sh) wins over a checkout that may be stale
+    info["commit"] = os.environ.get("FLASHQLA_COMMIT") or info["commit"] or "?"
     info.update({f"{name} version": ver for name, (ver, _) in libs.items()})
     return info
 
