@@ -26,7 +26,8 @@ def test_every_family_has_the_same_kernels_and_keys():
         table.setdefault((v.family, v.arch), set()).add((v.kernel, v.key))
     rows = list(table.values())
     assert all(r == rows[0] for r in rows), table
-    assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk"}
+    assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk", "gdn_seg_plan",
+                                       "gdn_cp_correct"}
 
 
 def test_symbols_are_unique():
