@@ -4,7 +4,8 @@
 For bf16 and fp16 (all 8 kernel variants: chunk prep, forward, state-gradient, chunk-gradient), one
 forward + backward through flashqla.chunk_gated_delta_rule with packed sequences (a 1-token, an empty, a
 partial-chunk and a multi-chunk one), a padding tail, an initial state and the final state, in both
-state layouts; then the ops with malformed cu_seqlens (unsorted, negative, beyond T), which the kernels
+state layouts; the same with context parallelism forced on (the segment-plan and correction kernels);
+then the ops with malformed cu_seqlens (unsorted, negative, beyond T), which the kernels
 clamp on the device: under memcheck they must not access memory out of bounds either.
 
     PYTHONPATH=/tmp/site python scripts/sanitize_driver.py
@@ -48,6 +49,19 @@ def main() -> int:
         assert bool(torch.isfinite(o).all()) and not bad, f"{dtype}: non-finite results {bad}"
         print(f"sanitize driver: {dtype} forward + backward (varlen, padding, h0, final state, "
               f"state_v_first={v_first}) done", flush=True)
+
+    # context parallelism forced on (segments of 1 chunk): the segment plan, the warm-up pass with its
+    # transition-matrix CTAs (g = 0 heads), the correction and the main pass; also in the backward's recompute
+    p = problem(torch.bfloat16, lengths, tail)
+    p["g"][..., :2] = 0  # heads without decay take the exact fallback
+    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
+                                              initial_state=p["initial_state"], output_final_state=True,
+                                              cu_seqlens=cu, cp_segment_chunks=1)
+    flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, torch.randn_like(fwd.o),
+                                        None, initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=1)
+    torch.cuda.synchronize()
+    assert bool(torch.isfinite(fwd.o).all()), "context parallelism: non-finite outputs"
+    print("sanitize driver: context parallelism (forward and backward recompute) done", flush=True)
 
     # malformed offsets: clamped on the device, never an out-of-bounds access (results unspecified)
     p = problem(torch.bfloat16, [100, 100], 31)
