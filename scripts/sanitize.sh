@@ -35,7 +35,11 @@ for tool in memcheck racecheck synccheck initcheck; do
     python3 "$here/sanitize_driver.py" > "$out/$tool.log" 2>&1
   rc=$?
   summary=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$out/$tool.log" | tr -s ' ' | paste -sd ';' -)
-  errors=$(grep -Eo "ERROR SUMMARY: [0-9]+" "$out/$tool.log" | grep -Eo "[0-9]+$" | tail -n 1)
+  if [ "$tool" = racecheck ]; then  # "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+    errors=$(grep -Eo "RACECHECK SUMMARY: .*\(([0-9]+) errors" "$out/$tool.log" | grep -Eo "\(([0-9]+)" | tr -d '(' | tail -n 1)
+  else
+    errors=$(grep -Eo "ERROR SUMMARY: [0-9]+ errors?$|ERROR SUMMARY: [0-9]+ errors? *$" "$out/$tool.log" | grep -Eo "[0-9]+" | head -n 1)
+  fi
   driver_ok=$(grep -c "malformed cu_seqlens .* done" "$out/$tool.log")
   printf '%-10s %4ss  rc=%-3s %s\n' "$tool" "$(( $(date +%s) - start ))" "$rc" \
     "${summary:-no summary line (see $out/$tool.log)}"
