@@ -227,7 +227,8 @@ def chunk_gated_delta_rule(
     Unsupported FLA options (`use_beta_sigmoid_in_kernel`, `allow_neg_eigval`, `cp_context`,
     `use_gate_in_kernel`/`A_log`/`dt_bias`, `chunk_size` other than 64) raise NotImplementedError.
     Inputs need not be contiguous (they are copied when they are not). CUDA tensors need a GPU
-    the library was built for (`python -m flashqla --info`); CPU tensors run the float64 reference and return the same dtypes.
+    the library was built for (`python -m flashqla --info`); CPU tensors run the float64 reference and
+    return the same dtypes.
 
     Returns:
         o of shape `[B, T, HV, V]` in v's dtype, and the final state (float32) or None.

@@ -3,7 +3,8 @@
 One CTA per (segment, v-head, BV-wide slice of V) walks the segment's chunks in order with
 the fp32 state S [K, BV] in registers. A segment is a run of consecutive chunks of one
 sequence (docs/gdn_chunk_derivation.md, "Segments"); which sequence and which chunks each CTA
-runs comes from the tables of the segment-plan kernel (seg_plan.py). Per chunk ("Two-GEMM chain"), with S~ the bf16 copy of S,
+runs comes from the tables of the segment-plan kernel (seg_plan.py). Per chunk ("Two-GEMM
+chain"), with S~ the bf16 copy of S,
 gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) and Gamma_ij = exp(gc_i - gc_j) (i >= j):
 
     X  = diag(r * beta) A^T K          (off the chain: no S)
