@@ -231,3 +231,20 @@ def test_opcheck_bwd():
     args = (q, k, v, gc, beta, A, torch.randn_like(o), torch.randn_like(ht), scale, h0, cu, vfirst)
     torch.library.opcheck(torch.ops.flashqla.gdn_bwd.default, args,
                           test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))
+
+
+@pytest.mark.parametrize("bad", [-2, 1 << 25, 1.5, True, "auto"])
+def test_cp_segment_chunks_is_checked_on_cpu(bad):
+    """The low-level API refuses a malformed context-parallelism setting before anything runs, naming it."""
+    p = make_problem(1, 70, 2, 4)
+    with pytest.raises((ValueError, TypeError), match="cp_segment_chunks"):
+        flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], cp_segment_chunks=bad)
+
+
+@pytest.mark.parametrize("cp", [-1, 0, 1, 3])
+def test_cp_segment_chunks_does_not_change_cpu_results(cp):
+    """CPU tensors run the float64 reference whatever the setting (it only steers the CUDA kernels)."""
+    p = make_problem(1, 70, 2, 4)
+    want = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], cp_segment_chunks=0)
+    got = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], cp_segment_chunks=cp)
+    assert torch.equal(got.o, want.o) and torch.equal(got.final_state, want.final_state)

@@ -138,7 +138,8 @@ def check_device_supported(q: torch.Tensor) -> None:
     cc = torch.cuda.get_device_capability(q.device)
     if cc[0] not in majors:
         _fail("q", f"is on {q.device}, a GPU of compute capability {cc[0]}.{cc[1]}; this flashqla build has "
-              f"kernels for {names} only (Hopper: H100/H200). Use CPU tensors for the float64 reference path",
+              f"kernels for {names} only (sm_90a: H100/H200, sm_100a: B200/GB200, sm_120a: RTX 50xx). Use CPU "
+              "tensors for the float64 reference path",
               NotImplementedError)
 
 
