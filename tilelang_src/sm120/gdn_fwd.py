@@ -4,8 +4,8 @@ thread block without warp specialization, within the 99 KB of shared memory per 
 One CTA per (segment, v-head, BV-wide slice of V) walks the segment's chunks in order with the
 fp32 state S [K, BV] in registers; segments, the warm-up pass and the tables that describe them are
 those of sm90/gdn_fwd.py (docs/gdn_chunk_derivation.md, "Segments", "Context parallelism").
-Per chunk (docs/gdn_chunk_derivation.md, "Per-chunk forward"), with S~ the q-dtype copy of S, gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) (0 on padded rows)
-and Gamma_ij = exp(gc_i - gc_j) for i >= j:
+Per chunk (docs/gdn_chunk_derivation.md, "Per-chunk forward"), with S~ the q-dtype copy of S,
+gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) (0 on padded rows) and Gamma_ij = exp(gc_i - gc_j) for i >= j:
 
     P  = Q K^T                       Ag = Gamma * A * beta_col
     U  = K S~                        W  = V - gamma * U
