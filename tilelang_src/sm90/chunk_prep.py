@@ -8,7 +8,7 @@ one T.gemm, under 50 KB of shared memory), so every kernel family uses it (varia
 A carries no gate: the fused forward recovers the gated matrix as Gamma * A
 (docs/gdn_chunk_derivation.md, "Ungated inverse"). The 64x64 unit-lower-triangular
 inverse is exact blockwise forward substitution in fp32: the four 16x16 diagonal
-blocks column by column, then two merge levels X_lo = -D_hi T_lo D_lo.
+blocks (one thread per column, in registers), then two merge levels X_lo = -D_hi T_lo D_lo.
 Every CTA computes unconditionally (idle slots on zeros) so that barriers never sit
 inside a data-dependent branch; only the stores are masked. Tokens of the padding
 tail [cu[N], T) get gc = 0 and A = 0.
@@ -69,6 +69,7 @@ def gdn_chunk_prep_sm90(
             tmp16_s = T.alloc_shared((2, 16, 16), accum)
             acc32 = T.alloc_fragment((32, 32), accum)
             tmp32_s = T.alloc_shared((32, 32), accum)
+            col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
 
             # ---- loads, zero-filled past the chunk's valid rows
             for r, c in T.Parallel(BT, K):
@@ -84,12 +85,17 @@ def gdn_chunk_prep_sm90(
                 t_s[r, c] = T.if_then_else(r > c, b_s[r] * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
                 inv_s[r, c] = T.if_then_else(r == c, 1.0, 0.0)
 
-            # ---- diagonal 16x16 blocks: lane (b, c) solves T_bb x = e_c row by row
-            for m in T.unroll(1, 16):
-                for j in T.unroll(m):
-                    for b, c in T.Parallel(4, 16):
-                        inv_s[16 * b + m, 16 * b + c] -= (
-                            t_s[16 * b + m, 16 * b + j] * inv_s[16 * b + j, 16 * b + c])
+            # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers
+            # (the same operations in the same order as in shared memory, without its round trips)
+            tx = T.get_thread_binding()
+            if tx < 64:
+                for m in T.unroll(16):
+                    col[m] = T.if_then_else(m == tx % 16, 1.0, 0.0)
+                for m in T.unroll(1, 16):
+                    for j in T.unroll(m):
+                        col[m] -= t_s[16 * (tx // 16) + m, 16 * (tx // 16) + j] * col[j]
+                for m in T.unroll(16):
+                    inv_s[16 * (tx // 16) + m, tx] = col[m]
 
             # ---- level 1: X = -D_hi T_lo D_lo for the 16-blocks (1,0) and (3,2)
             T.clear(acc16)

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Where the time goes in the SM90 fused forward and the chunk prep: time source variants of
+tilelang_src/sm90/gdn_fwd.py and chunk_prep.py, compiled with TileLang's JIT on the GPU machine.
+
+Variants: `base` (the kernel file of --base-dir, default this tree: to compare a change with the code
+before it), `cur` (this tree), `fix` (this tree with the experimental text edits below; each edit must
+match exactly once, so a stale edit fails loudly) and `ablate` (`fix` plus a run-time bit mask that
+skips one piece of work per bit; the results are wrong then, only the time counts, so one compile
+measures every piece: a piece whose removal does not shorten the run is not on the critical path).
+An ablation never skips a barrier operation (that would hang the kernel).
+
+    PYTHONPATH=<site with tilelang> python benchmarks/ablate.py [--kernels fwd prep] [--heads 2,8 16,64]
+        [--tokens 8192] [--variants base cur fix ablate] [--base-dir DIR]
+
+Prints the time per chunk (forward: kernel time / chunks per CTA) or per launch (chunk prep) for every
+(variant, mask, shape), and the largest difference of the output from the first variant's.
+Results and their reading: docs/fwd_profile.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import importlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "tilelang_src"
+
+# W = V - gamma U computed in registers, then one fragment -> shared copy (no shared read and
+# shared write in one loop: TileLang's sync planner put a named barrier in every iteration)
+FWD_FIX = [(
+    "                    for r, c in T.Parallel(BT, BV):\n"
+    "                        w_s[i % 2, r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]\n",
+    "                    for r, c in T.Parallel(BT, BV):\n"
+    "                        u_frag[r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]\n"
+    "                    T.copy(u_frag, w_s[i % 2, :, :])\n",
+)]
+
+# bit -> (name, the statement block to guard); the guard is `if (ablate // bit) % 2 == 0:`
+FWD_ABLATIONS = {
+    1: ("WG2: P = Q K^T", "                    # P = Q K^T\n", "                    for r in T.Parallel(BT):\n                        gam2_s"),
+    2: ("WG2: Gamma (exp2)", "                    for r in T.Parallel(BT):\n                        gam2_s",
+        "                    for r, c in T.Parallel(BT, BT):\n                        ag_s"),
+    4: ("WG2: Ag", "                    for r, c in T.Parallel(BT, BT):\n                        ag_s",
+        "                    for r, c in T.Parallel(BT, BT):\n                        p_frag[r, c] *="),
+    8: ("WG2: Pg, Z = Pg Ag", "                    for r, c in T.Parallel(BT, BT):\n                        p_frag[r, c] *=",
+        "                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)\n                    # O = scale"),
+    16: ("WG2: Z W", "                    # O += Z W\n", "                    T.barrier_arrive(w_free[i % 2])\n                    if store_o"),
+    32: ("WG1: W = V - gamma U", "                    for r, c in T.Parallel(BT, BV):\n                        u_frag[r, c] = v_s",
+         "                    T.fence_proxy_async()\n                    T.barrier_arrive(w_ready"),
+    64: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % 2, :, :])\n",
+         "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
+}
+# measured on the H200: docs/fwd_profile.md
+
+
+# experimental edits of chunk_prep.py for the `fix` variant (none now; measurements in docs/fwd_profile.md)
+PREP_FIX: list[tuple[str, str]] = []
+
+PREP_ABLATIONS = {
+    1: ("diagonal blocks", "            # ---- diagonal 16x16 blocks", "            # ---- level 1"),
+    2: ("level-1 merge", "            # ---- level 1", "            # ---- level 2"),
+    4: ("level-2 merge", "            # ---- level 2", "            # ---- masked stores"),
+    8: ("K K^T and T", "            # ---- T = I + strictLower", "            # ---- diagonal"),
+    16: ("loads and cumsum", "            # ---- loads, zero-filled", "            # ---- T = I"),
+    32: ("stores", "            # ---- masked stores", "\n    return gdn_chunk_prep"),
+}
+
+def guard_all(src: str, ablations: dict) -> str:
+    """Put each ablation's block (from its start marker, included, to its end marker, excluded; found in
+    the unmodified source) under `if (ablate // bit) % 2 == 0:`. Blocks must not overlap."""
+    spans = []
+    for bit, (_, start, end) in ablations.items():
+        assert src.count(start) == 1, start
+        a = src.index(start)
+        spans.append((a, src.index(end, a), bit))
+    spans.sort()
+    assert all(b1 <= a2 for (_, b1, _), (a2, _, _) in zip(spans, spans[1:])), "overlapping ablation blocks"
+    for a, b, bit in reversed(spans):
+        block = src[a:b]
+        indent = block[:len(block) - len(block.lstrip(" "))]
+        body = "".join(indent + "    " + line[len(indent):] + "\n" if line.strip() else "\n"
+                       for line in block.rstrip("\n").split("\n"))
+        src = src[:a] + f"{indent}if (ablate // {bit}) % 2 == 0:\n" + body + src[b:]
+    return src
+
+
+def variant_source(kernel: str, name: str, base_dir: str | None = None) -> str:
+    """base: the kernel file in base_dir (default: this tree); cur: this tree's; fix: this tree's with the
+    spec's experimental edits; ablate: fix plus the ablation bits."""
+    spec = SPECS[kernel]
+    path = Path(base_dir) / spec["file"].name if name == "base" and base_dir else spec["file"]
+    src = path.read_text()
+    edits = {"base": [], "cur": [], "fix": spec["fix"], "ablate": spec["fix"]}[name]
+    for old, new in edits:
+        assert src.count(old) == 1, f"edit does not match exactly once: {old!r}"
+        src = src.replace(old, new)
+    if name == "ablate":
+        last = spec["last_param"]
+        assert src.count(last) == 1
+        src = src.replace(last, last + "        ablate: T.int32,\n")
+        src = guard_all(src, spec["ablations"])
+    return src
+
+
+def build(kernel: str, name: str, workdir: str, base_dir: str | None = None):
+    """Write the variant as a module next to a link to tilelang_src/common, compile it, return the kernel."""
+    os.environ.setdefault("TILELANG_CACHE_DIR", os.path.join(workdir, "cache"))
+    if workdir not in sys.path:
+        sys.path.insert(0, workdir)
+    Path(workdir, f"{kernel}_{name}.py").write_text(variant_source(kernel, name, base_dir))
+    import tilelang
+
+    spec = SPECS[kernel]
+    mod = importlib.import_module(f"{kernel}_{name}")
+    func = getattr(mod, spec["factory"])(**spec["params"])
+    return tilelang.compile(func, target="cuda", pass_configs={"tl.enable_fast_math": True})
+
+
+def _compile_only(job: tuple[str, str, str, str | None]) -> str:
+    build(*job)
+    return f"{job[0]}/{job[1]}"
+
+
+def fwd_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
+    import torch
+
+    g = torch.Generator(device=device).manual_seed(0)
+    BT, K = 64, 128
+    n_chunks = (T_ + BT - 1) // BT
+    x = dict(
+        q=torch.randn(T_, H, K, device=device, generator=g).bfloat16(),
+        k=(torch.randn(T_, H, K, device=device, generator=g) / K**0.5).bfloat16(),
+        v=torch.randn(T_, HV, K, device=device, generator=g).bfloat16(),
+        A=(torch.randn(T_, HV, BT, device=device, generator=g) * 0.1).bfloat16(),
+        g_cumsum=-(torch.arange(T_, device=device) % BT + 1).float()[:, None].expand(T_, HV).contiguous() * 0.01,
+        beta=torch.full((T_, HV), 0.5, device=device),
+        cu_seqlens=torch.tensor([0, T_], dtype=torch.int32, device=device),
+        h0=torch.zeros(1, HV, K, K, device=device),
+        o=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=device),
+        ht=torch.empty(1, HV, K, K, device=device),
+        h=torch.empty(1, HV, K, K, dtype=torch.bfloat16, device=device),
+        seg_seq=torch.zeros(1, dtype=torch.int32, device=device),
+        ranges=torch.zeros(3, HV, 3, dtype=torch.int32, device=device),
+        cp_h0=torch.zeros(1, HV, K, K, device=device),
+        cp_out=torch.zeros(1, HV, K, K, device=device),
+    )
+    x["ranges"][0, :, 1] = n_chunks
+    x["ranges"][0, :, 2] = 2  # the sequence's last segment
+    # scale, use_h0, store_ht, state_v_first, store_o, store_h, warmup
+    scalars = [K**-0.5, 0, 1, 0, 1, 0, 0]
+    return x, scalars, n_chunks, "o"
+
+
+def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
+    import torch
+
+    g = torch.Generator(device=device).manual_seed(0)
+    BT, K = 64, 128
+    n_chunks = (T_ + BT - 1) // BT
+    k = torch.nn.functional.normalize(torch.randn(T_, H, K, device=device, generator=g), dim=-1)
+    x = dict(
+        k=k.bfloat16(),
+        g=-torch.rand(T_, HV, device=device, generator=g) * 0.1,
+        beta=torch.rand(T_, HV, device=device, generator=g),
+        cu_seqlens=torch.tensor([0, T_], dtype=torch.int32, device=device),
+        g_cumsum=torch.empty(T_, HV, device=device),
+        A=torch.empty(T_, HV, BT, dtype=torch.bfloat16, device=device),
+    )
+    return x, [n_chunks + 1], 1, "A"  # num_slots = ceil(T / BT) + N; time per launch
+
+
+SPECS = {
+    "fwd": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=FWD_FIX,
+                last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
+                combos=[1 | 2 | 4 | 8, 1 | 2 | 4 | 8 | 16, 2 | 4],
+                unit="us/chunk"),
+    "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
+                 params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
+                 last_param="        num_slots: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
+                 combos=[1 | 2 | 4, 1 | 2 | 4 | 8 | 32],
+                 unit="us/launch"),
+}
+
+
+def time_us(fn, reps: int = 20) -> float:
+    import torch
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kernels", nargs="+", default=["fwd", "prep"], choices=list(SPECS))
+    ap.add_argument("--heads", nargs="+", default=["2,8", "16,64"])
+    ap.add_argument("--tokens", type=int, default=8192)
+    ap.add_argument("--variants", nargs="+", default=["base", "fix", "ablate"],
+                    choices=["base", "cur", "fix", "ablate"])
+    ap.add_argument("--base-dir", help="folder with the kernel files of the `base` variant (default: this tree)")
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    if not os.path.exists(os.path.join(args.workdir, "common")):
+        os.symlink(SRC / "common", os.path.join(args.workdir, "common"))
+    jobs = [(k, v, args.workdir, args.base_dir) for k in args.kernels for v in args.variants]
+    with cf.ProcessPoolExecutor(len(jobs)) as pool:  # the compiles run in parallel
+        for done in pool.map(_compile_only, jobs):
+            print(f"compiled {done}", flush=True)
+    kernels = {(k, v): build(*job) for job in jobs for k, v in [job[:2]]}  # from TileLang's cache
+    print(f"{'kernel':<6} {'variant':<7} {'skipped':<40} {'(h_qk, h_v)':<12} {'time':>9} {'unit':<10} "
+          f"{'max |out - base|':>16}")
+    for kname in args.kernels:
+        spec = SPECS[kname]
+        for h in args.heads:
+            H, HV = (int(s) for s in h.split(","))
+            x, scalars, per, out = spec["inputs"](args.tokens, H, HV)
+            ref = None
+            for (k, name), kern in kernels.items():
+                if k != kname:
+                    continue
+                for mask in [0, *spec["ablations"], *spec["combos"]] if name == "ablate" else [0]:
+                    extra = [mask] if name == "ablate" else []
+                    x[out].fill_(float("nan"))
+
+                    def run():
+                        kern(*x.values(), *scalars, *extra)
+
+                    us = time_us(run) / per
+                    o = x[out].float()
+                    if ref is None:
+                        ref = o.clone()
+                    diff = (o - ref).abs().max().item()
+                    what = " + ".join(n for bit, (n, _, _) in spec["ablations"].items() if mask & bit) or "-"
+                    print(f"{kname:<6} {name:<7} {what:<40} {f'({H}, {HV})':<12} {us:9.2f} {spec['unit']:<10} "
+                          f"{diff:16.3e}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
