@@ -212,6 +212,8 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=8192)
     ap.add_argument("--variants", nargs="+", default=["base", "fix", "ablate"],
                     choices=["base", "cur", "fix", "ablate"])
+    ap.add_argument("--no-o", action="store_true",
+                    help="forward with store_o = 0, as in the backward's state recompute (compares h_out)")
     ap.add_argument("--base-dir", help="folder with the kernel files of the `base` variant (default: this tree)")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
     args = ap.parse_args()
@@ -230,6 +232,9 @@ def main() -> int:
         for h in args.heads:
             H, HV = (int(s) for s in h.split(","))
             x, scalars, per, out = spec["inputs"](args.tokens, H, HV)
+            if kname == "fwd" and args.no_o:
+                scalars[4] = 0  # store_o
+                out = "ht"
             ref = None
             for (k, name), kern in kernels.items():
                 if k != kname:

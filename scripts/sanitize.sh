@@ -28,7 +28,8 @@ export FLASHQLA_POISON_OUTPUTS=0
 export PYTHONUNBUFFERED=1
 "$sanitizer" --version | head -n 2 | tail -n 1
 status=0
-for tool in memcheck racecheck synccheck initcheck; do
+# FQ_SANITIZE_TOOLS picks a subset (e.g. "racecheck memcheck" after a change of one kernel's shared-memory use)
+for tool in ${FQ_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
   start=$(date +%s)
   # shellcheck disable=SC2086
   timeout "${FQ_SANITIZE_TOOL_TIMEOUT:-300}" "$sanitizer" --tool "$tool" --print-limit 200 ${FQ_SANITIZER_ARGS:-} \

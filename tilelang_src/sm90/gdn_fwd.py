@@ -208,40 +208,46 @@ def gdn_fwd_sm90(
                     T.barrier_arrive(empty[i % 2])
 
             elif tx < 384:
-                # ---------------- WG2: Pg, Ag, Z, O
+                # ---------------- WG2: Pg, Ag, Z, O; only the barrier protocol when no o is stored (the
+                # warm-up pass and the backward's state recompute): a third of a chunk's time
                 T.set_max_nreg(168, 1)
+                emit_o = store_o != 0 and warmup == 0
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     t0 = seq_start + (c_first + i) * BT
-                    # P = Q K^T
-                    T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
-                    for r in T.Parallel(BT):
-                        gam2_s[r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
-                    for r, c in T.Parallel(BT, BT):
-                        gm_frag[r, c] = T.if_then_else(
-                            r >= c, T.exp2((g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E), 0.0)
-                    for r, c in T.Parallel(BT, BT):
-                        ag_s[r, c] = T.cast(gm_frag[r, c] * a_s[i % 2, r, c] * b_s[i % 2, c], dtype)
-                    for r, c in T.Parallel(BT, BT):
-                        p_frag[r, c] *= scale * gm_frag[r, c]
-                    T.copy(p_frag, p_s)
-                    T.fence_proxy_async()
-                    # Z = Pg Ag
-                    T.gemm(p_s, ag_s, z_frag, clear_accum=True)
-                    T.copy(z_frag, z_s)
-                    T.fence_proxy_async()
+                    if emit_o:
+                        # P = Q K^T
+                        T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                        for r in T.Parallel(BT):
+                            gam2_s[r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
+                        for r, c in T.Parallel(BT, BT):
+                            gm_frag[r, c] = T.if_then_else(
+                                r >= c, T.exp2((g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E), 0.0)
+                        for r, c in T.Parallel(BT, BT):
+                            ag_s[r, c] = T.cast(gm_frag[r, c] * a_s[i % 2, r, c] * b_s[i % 2, c], dtype)
+                        for r, c in T.Parallel(BT, BT):
+                            p_frag[r, c] *= scale * gm_frag[r, c]
+                        T.copy(p_frag, p_s)
+                        T.fence_proxy_async()
+                        # Z = Pg Ag
+                        T.gemm(p_s, ag_s, z_frag, clear_accum=True)
+                        T.copy(z_frag, z_s)
+                        T.fence_proxy_async()
                     T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
-                    # O = scale * gamma * (Q S~)
-                    T.gemm(q_s[i % 2, :, :], st_s[i % 2, :, :], o_frag, clear_accum=True)
+                    if emit_o:
+                        # O = scale * gamma * (Q S~)
+                        T.gemm(q_s[i % 2, :, :], st_s[i % 2, :, :], o_frag, clear_accum=True)
                     T.barrier_arrive(st_free[i % 2])
                     T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
-                    for r, c in T.Parallel(BT, BV):
-                        o_frag[r, c] *= gam2_s[r]
+                    if emit_o:
+                        for r, c in T.Parallel(BT, BV):
+                            o_frag[r, c] *= gam2_s[r]
                     T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
-                    # O += Z W
-                    T.gemm(z_s, w_s[i % 2, :, :], o_frag)
+                    if emit_o:
+                        # O += Z W
+                        T.gemm(z_s, w_s[i % 2, :, :], o_frag)
                     T.barrier_arrive(w_free[i % 2])
-                    if store_o != 0 and warmup == 0:
+                    if emit_o:
                         if t0 + BT <= seq_end:
                             T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
                         else:
@@ -249,7 +255,7 @@ def gdn_fwd_sm90(
                                 if t0 + r < seq_end:
                                     o[t0 + r, hv, v0 + c] = T.cast(o_frag[r, c], dtype)
                 # the last sequence's last segment zeroes the padding tail [cu[N], T)
-                if store_o != 0 and warmup == 0 and is_last and n == num_seqs - 1:
+                if emit_o and is_last and n == num_seqs - 1:
                     for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
                         for r, c in T.Parallel(BT, BV):
                             if seq_end + blk * BT + r < num_tokens:
