@@ -81,18 +81,18 @@ def gdn_fwd_sm90(
         store_h: T.int32,
         warmup: T.int32,
     ):
-        with T.Kernel(NV * HV * NGRID, threads=512) as (bx,):
-            vb = bx % NV
-            hv = (bx // NV) % HV
-            seg = (bx // (NV * HV)) % NSEG
-            is_m = bx // (NV * HV * NSEG)  # 1: a transition-matrix CTA of the warm-up pass
+        # a 3-D grid: the v-head and the V slice are block indices, never divisions (TileLang re-derives
+        # an index in 64 bits inside every predicated store; a division there costs ~100 instructions)
+        with T.Kernel(NGRID, HV, NV, threads=512) as (bx, hv, vb):
+            seg = bx % NSEG
+            is_m = bx // NSEG  # 1: a transition-matrix CTA of the warm-up pass
             hq = hv // (HV // H)
             v0 = vb * BV
             num_seqs = N1 - 1
 
             # the segment's sequence, and the chunks this CTA runs (tilelang_src/sm90/seg_plan.py)
             n = seg_seq[seg]
-            row = warmup * NSEG + bx // (NV * HV)  # warm-up rows follow the main-pass rows
+            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
             c_first = ranges[row, hv, 0]
             n_iter = ranges[row, hv, 1]
             flags = ranges[row, hv, 2]
