@@ -44,9 +44,8 @@ def gdn_chunk_prep_sm90(
         A: T.Tensor((num_tokens, HV, BT), dtype),
         num_slots: T.int32,
     ):
-        with T.Kernel(num_slots * HV, threads=threads) as (bx,):
-            slot = bx // HV
-            hv = bx % HV
+        # a 2-D grid: the v-head is a block index, never a division in the stores' 64-bit offsets
+        with T.Kernel(num_slots, HV, threads=threads) as (slot, hv):
             hq = hv // (HV // H)
             num_seqs = N1 - 1
 

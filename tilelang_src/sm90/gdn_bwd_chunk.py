@@ -59,9 +59,8 @@ def gdn_bwd_chunk_sm90(
         dbeta: T.Tensor((num_tokens, HV), accum),
         scale: T.float32,
     ):
-        with T.Kernel(NH * HV, threads=threads) as (bx,):
-            slot = bx // HV
-            hv = bx % HV
+        # a 2-D grid: the v-head is a block index, never a division in the stores' 64-bit offsets
+        with T.Kernel(NH, HV, threads=threads) as (slot, hv):
             hq = hv // (HV // H)
             num_seqs = N1 - 1
 

@@ -57,10 +57,8 @@ def gdn_bwd_dh_sm90(
         store_dh0: T.int32,
         state_v_first: T.int32,
     ):
-        with T.Kernel(NV * (N1 - 1) * HV, threads=512) as (bx,):
-            vb = bx % NV
-            hv = (bx // NV) % HV
-            n = bx // (NV * HV)
+        # a 3-D grid: the head and the V slice are block indices, never divisions in 64-bit offsets
+        with T.Kernel(N1 - 1, HV, NV, threads=512) as (n, hv, vb):
             hq = hv // (HV // H)
             v0 = vb * BV
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
