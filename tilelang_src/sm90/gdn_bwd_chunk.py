@@ -150,8 +150,10 @@ def gdn_bwd_chunk_sm90(
                 ag_s[r, c] = T.cast(gm[r, c] * a_s[r, c] * b_s[c], dtype)
                 pg_s[r, c] = T.cast(pg[r, c], dtype)
             T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
+            # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
             for r, c in T.Parallel(BT, V):
-                w_s[r, c] = T.cast(w_s[r, c] - gam_s[r] * u[r, c], dtype)
+                acc[r, c] = w_s[r, c] - gam_s[r] * u[r, c]
+            T.copy(acc, w_s)
             T.gemm(ag_s, w_s, acc, clear_accum=True)  # Vd = Ag W
             T.copy(acc, vd_s)
 
