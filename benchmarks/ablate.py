@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Where the time goes in the SM90 fused forward and the chunk prep: time source variants of
-tilelang_src/sm90/gdn_fwd.py and chunk_prep.py, compiled with TileLang's JIT on the GPU machine.
+"""Where the time goes in the SM90 kernels: time source variants of tilelang_src/sm90/gdn_fwd.py and
+chunk_prep.py (and, base against cur only, gdn_bwd_chunk.py and gdn_bwd_dh.py), compiled with TileLang's
+JIT on the GPU machine.
 
 Variants: `base` (the kernel file of --base-dir, default this tree: to compare a change with the code
 before it), `cur` (this tree), `fix` (this tree with the experimental text edits below; each edit must
@@ -9,7 +10,7 @@ skips one piece of work per bit; the results are wrong then, only the time count
 measures every piece: a piece whose removal does not shorten the run is not on the critical path).
 An ablation never skips a barrier operation (that would hang the kernel).
 
-    PYTHONPATH=<site with tilelang> python benchmarks/ablate.py [--kernels fwd prep] [--heads 2,8 16,64]
+    PYTHONPATH=<site with tilelang> python benchmarks/ablate.py [--kernels fwd prep bwdc bwddh] [--heads 2,8 16,64]
         [--tokens 8192] [--variants base cur fix ablate] [--base-dir DIR]
 
 Prints the time per chunk (forward: kernel time / chunks per CTA) or per launch (chunk prep) for every
@@ -42,18 +43,22 @@ FWD_FIX = [(
 
 # bit -> (name, the statement block to guard); the guard is `if (ablate // bit) % 2 == 0:`
 FWD_ABLATIONS = {
-    1: ("WG2: P = Q K^T", "                    # P = Q K^T\n", "                    for r in T.Parallel(BT):\n                        gam2_s"),
-    2: ("WG2: Gamma (exp2)", "                    for r in T.Parallel(BT):\n                        gam2_s",
-        "                    for r, c in T.Parallel(BT, BT):\n                        ag_s"),
-    4: ("WG2: Ag", "                    for r, c in T.Parallel(BT, BT):\n                        ag_s",
-        "                    for r, c in T.Parallel(BT, BT):\n                        p_frag[r, c] *="),
-    8: ("WG2: Pg, Z = Pg Ag", "                    for r, c in T.Parallel(BT, BT):\n                        p_frag[r, c] *=",
-        "                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)\n                    # O = scale"),
-    16: ("WG2: Z W", "                    # O += Z W\n", "                    T.barrier_arrive(w_free[i % 2])\n                    if store_o"),
+    1: ("WG2: P = Q K^T", "                        # P = Q K^T\n",
+        "                        for r in T.Parallel(BT):\n                            gam2_s"),
+    2: ("WG2: Gamma (exp2)", "                        for r in T.Parallel(BT):\n                            gam2_s",
+        "                        for r, c in T.Parallel(BT, BT):\n                            ag_s"),
+    4: ("WG2: Ag", "                        for r, c in T.Parallel(BT, BT):\n                            ag_s",
+        "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *="),
+    8: ("WG2: Pg, Z = Pg Ag", "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *=",
+        "                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)\n                    if emit_o:\n"),
+    16: ("WG2: Z W", "                        # O += Z W\n",
+         "                    T.barrier_arrive(w_free[i % 2])\n                    if emit_o:\n"),
     32: ("WG1: W = V - gamma U", "                    for r, c in T.Parallel(BT, BV):\n                        u_frag[r, c] = v_s",
          "                    T.fence_proxy_async()\n                    T.barrier_arrive(w_ready"),
     64: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % 2, :, :])\n",
          "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
+    128: ("WG2: o store", "                    if emit_o:\n                        if t0 + BT <= seq_end:",
+          "                # the last sequence's last segment"),
 }
 # measured on the H200: docs/fwd_profile.md
 
@@ -174,6 +179,56 @@ def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     return x, [n_chunks + 1], 1, "A"  # num_slots = ceil(T / BT) + N; time per launch
 
 
+def _gated_inputs(T_: int, H: int, HV: int, device: str):
+    """q, k, v, A, g_cumsum, beta, cu_seqlens of one sequence, as the chunk prep would give them."""
+    import torch
+
+    g = torch.Generator(device=device).manual_seed(0)
+    BT, K = 64, 128
+    k = torch.nn.functional.normalize(torch.randn(T_, H, K, device=device, generator=g), dim=-1)
+    return dict(
+        q=torch.randn(T_, H, K, device=device, generator=g).bfloat16(),
+        k=k.bfloat16(),
+        v=torch.randn(T_, HV, K, device=device, generator=g).bfloat16(),
+        A=(torch.randn(T_, HV, BT, device=device, generator=g) * 0.1).bfloat16(),
+        g_cumsum=-(torch.arange(T_, device=device) % BT + 1).float()[:, None].expand(T_, HV).contiguous() * 0.01,
+        beta=torch.full((T_, HV), 0.5, device=device),
+        cu_seqlens=torch.tensor([0, T_], dtype=torch.int32, device=device),
+    ), g
+
+
+def bwd_chunk_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
+    import torch
+
+    x, g = _gated_inputs(T_, H, HV, device)
+    K = 128
+    nh = (T_ + 63) // 64 + 1  # chunk slots: ceil(T / BT) + N
+    d_o = torch.randn(T_, HV, K, device=device, generator=g).bfloat16()
+    args = dict(q=x["q"], k=x["k"], v=x["v"], d_o=d_o, A=x["A"], g_cumsum=x["g_cumsum"], beta=x["beta"],
+                cu_seqlens=x["cu_seqlens"],
+                h=(torch.randn(nh, HV, K, K, device=device, generator=g) * 0.1).bfloat16(),
+                dh=(torch.randn(nh, HV, K, K, device=device, generator=g) * 0.1).bfloat16(),
+                dq=torch.empty(T_, HV, K, device=device), dk=torch.empty(T_, HV, K, device=device),
+                dv=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=device),
+                dg=torch.empty(T_, HV, device=device), dbeta=torch.empty(T_, HV, device=device))
+    return args, [K**-0.5], 1, "dq"
+
+
+def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
+    import torch
+
+    x, g = _gated_inputs(T_, H, HV, device)
+    K = 128
+    n_chunks = (T_ + 63) // 64
+    args = dict(q=x["q"], k=x["k"], d_o=torch.randn(T_, HV, K, device=device, generator=g).bfloat16(), A=x["A"],
+                g_cumsum=x["g_cumsum"], beta=x["beta"], cu_seqlens=x["cu_seqlens"],
+                dht=torch.randn(1, HV, K, K, device=device, generator=g),
+                dh=torch.empty(n_chunks + 1, HV, K, K, dtype=torch.bfloat16, device=device),
+                dh0=torch.empty(1, HV, K, K, device=device))
+    # scale, use_dht, store_dh0, state_v_first
+    return args, [K**-0.5, 1, 1, 0], n_chunks, "dh0"
+
+
 SPECS = {
     "fwd": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                 params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=FWD_FIX,
@@ -185,6 +240,13 @@ SPECS = {
                  last_param="        num_slots: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
                  combos=[1 | 2 | 4, 1 | 2 | 4 | 8 | 32],
                  unit="us/launch"),
+    # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
+    "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
+                 params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
+                 combos=[], inputs=bwd_chunk_inputs, unit="us/launch"),
+    "bwddh": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
+                  params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=[], last_param="", ablations={},
+                  combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),
 }
 
 
@@ -220,7 +282,8 @@ def main() -> int:
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
         os.symlink(SRC / "common", os.path.join(args.workdir, "common"))
-    jobs = [(k, v, args.workdir, args.base_dir) for k in args.kernels for v in args.variants]
+    jobs = [(k, v, args.workdir, args.base_dir) for k in args.kernels for v in args.variants
+            if v != "ablate" or SPECS[k]["ablations"]]
     with cf.ProcessPoolExecutor(len(jobs)) as pool:  # the compiles run in parallel
         for done in pool.map(_compile_only, jobs):
             print(f"compiled {done}", flush=True)
