@@ -70,8 +70,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   Tensor h = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   FwdOutputs recompute;
   recompute.h = &h;
-  launch_fused_fwd(kOp, d, q, k, v, A, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, recompute,
-                   cp_segment_chunks, stream);
+  launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
+                   recompute, cp_segment_chunks, stream);
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence), and dh0
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
