@@ -123,11 +123,13 @@ def build(kernel: str, name: str, workdir: str, base_dir: str | None = None):
     spec = SPECS[kernel]
     mod = importlib.import_module(f"{kernel}_{name}")
     func = getattr(mod, spec["factory"])(**spec["params"])
-    return tilelang.compile(func, target="cuda", pass_configs={"tl.enable_fast_math": True})
+    names = [func.buffer_map[p].name if p in func.buffer_map else p.name for p in func.params]
+    kern = tilelang.compile(func, target="cuda", pass_configs={"tl.enable_fast_math": True})
+    return kern, names  # the kernel is called with its arguments by name: variants may differ in them
 
 
 def _compile_only(job: tuple[str, str, str, str | None]) -> str:
-    build(*job)
+    build(*job)  # the compiled kernel lands in TileLang's cache
     return f"{job[0]}/{job[1]}"
 
 
@@ -156,9 +158,9 @@ def fwd_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     )
     x["ranges"][0, :, 1] = n_chunks
     x["ranges"][0, :, 2] = 2  # the sequence's last segment
-    # scale, use_h0, store_ht, state_v_first, store_o, store_h, warmup
-    scalars = [K**-0.5, 0, 1, 0, 1, 0, 0]
-    return x, scalars, n_chunks, "o"
+    x["z"] = (torch.randn(T_, HV, BT, device=device, generator=g) * 0.1).bfloat16()  # kernels that take Z
+    x.update(scale=K**-0.5, use_h0=0, store_ht=1, state_v_first=0, store_o=1, store_h=0, warmup=0)
+    return x, n_chunks, "o"
 
 
 def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
@@ -176,7 +178,10 @@ def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
         g_cumsum=torch.empty(T_, HV, device=device),
         A=torch.empty(T_, HV, BT, dtype=torch.bfloat16, device=device),
     )
-    return x, [n_chunks + 1], 1, "A"  # num_slots = ceil(T / BT) + N; time per launch
+    x["q"] = torch.randn(T_, H, K, device=device, generator=g).bfloat16()  # kernels that form Z
+    x["z"] = torch.empty(T_, HV, BT, dtype=torch.bfloat16, device=device)
+    x.update(scale=K**-0.5, num_slots=n_chunks + 1)  # slots: ceil(T / BT) + N
+    return x, 1, "A"  # time per launch
 
 
 def _gated_inputs(T_: int, H: int, HV: int, device: str):
@@ -211,7 +216,8 @@ def bwd_chunk_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
                 dq=torch.empty(T_, HV, K, device=device), dk=torch.empty(T_, HV, K, device=device),
                 dv=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=device),
                 dg=torch.empty(T_, HV, device=device), dbeta=torch.empty(T_, HV, device=device))
-    return args, [K**-0.5], 1, "dq"
+    args["scale"] = K**-0.5
+    return args, 1, "dq"
 
 
 def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
@@ -225,8 +231,8 @@ def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
                 dht=torch.randn(1, HV, K, K, device=device, generator=g),
                 dh=torch.empty(n_chunks + 1, HV, K, K, dtype=torch.bfloat16, device=device),
                 dh0=torch.empty(1, HV, K, K, device=device))
-    # scale, use_dht, store_dh0, state_v_first
-    return args, [K**-0.5, 1, 1, 0], n_chunks, "dh0"
+    args.update(scale=K**-0.5, use_dht=1, store_dh0=1, state_v_first=0)
+    return args, n_chunks, "dh0"
 
 
 SPECS = {
@@ -294,20 +300,20 @@ def main() -> int:
         spec = SPECS[kname]
         for h in args.heads:
             H, HV = (int(s) for s in h.split(","))
-            x, scalars, per, out = spec["inputs"](args.tokens, H, HV)
+            x, per, out = spec["inputs"](args.tokens, H, HV)
             if kname == "fwd" and args.no_o:
-                scalars[4] = 0  # store_o
+                x["store_o"] = 0
                 out = "ht"
             ref = None
-            for (k, name), kern in kernels.items():
+            for (k, name), (kern, names) in kernels.items():
                 if k != kname:
                     continue
                 for mask in [0, *spec["ablations"], *spec["combos"]] if name == "ablate" else [0]:
-                    extra = [mask] if name == "ablate" else []
+                    x["ablate"] = mask
                     x[out].fill_(float("nan"))
 
                     def run():
-                        kern(*x.values(), *scalars, *extra)
+                        kern(*[x[n] for n in names])
 
                     us = time_us(run) / per
                     o = x[out].float()
