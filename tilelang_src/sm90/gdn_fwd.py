@@ -209,7 +209,7 @@ def gdn_fwd_sm90(
 
             elif tx < 384:
                 # ---------------- WG2: Pg, Ag, Z, O; only the barrier protocol when no o is stored (the
-                # warm-up pass and the backward's state recompute): a third of a chunk's time
+                # warm-up pass and the backward's state recompute: 2.90 -> 2.49 us per chunk at (2, 8))
                 T.set_max_nreg(168, 1)
                 emit_o = store_o != 0 and warmup == 0
                 for i in T.serial(n_iter):
