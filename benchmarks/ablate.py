@@ -159,7 +159,7 @@ def fwd_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     x["ranges"][0, :, 1] = n_chunks
     x["ranges"][0, :, 2] = 2  # the sequence's last segment
     x["z"] = (torch.randn(T_, HV, BT, device=device, generator=g) * 0.1).bfloat16()  # kernels that take Z
-    x.update(scale=K**-0.5, use_h0=0, store_ht=1, state_v_first=0, store_o=1, store_h=0, warmup=0)
+    x.update(scale=K**-0.5, use_h0=0, store_ht=1, state_v_first=0, store_o=1, store_h=0, warmup=0, group=HV // H)
     return x, n_chunks, "o"
 
 
@@ -180,7 +180,7 @@ def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     )
     x["q"] = torch.randn(T_, H, K, device=device, generator=g).bfloat16()  # kernels that form Z
     x["z"] = torch.empty(T_, HV, BT, dtype=torch.bfloat16, device=device)
-    x.update(scale=K**-0.5, num_slots=n_chunks + 1)  # slots: ceil(T / BT) + N
+    x.update(scale=K**-0.5, num_slots=n_chunks + 1, group=HV // H)  # slots: ceil(T / BT) + N
     return x, 1, "A"  # time per launch
 
 
@@ -216,7 +216,7 @@ def bwd_chunk_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
                 dq=torch.empty(T_, HV, K, device=device), dk=torch.empty(T_, HV, K, device=device),
                 dv=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=device),
                 dg=torch.empty(T_, HV, device=device), dbeta=torch.empty(T_, HV, device=device))
-    args["scale"] = K**-0.5
+    args.update(scale=K**-0.5, group=HV // H)
     return args, 1, "dq"
 
 
@@ -231,7 +231,7 @@ def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
                 dht=torch.randn(1, HV, K, K, device=device, generator=g),
                 dh=torch.empty(n_chunks + 1, HV, K, K, dtype=torch.bfloat16, device=device),
                 dh0=torch.empty(1, HV, K, K, device=device))
-    args.update(scale=K**-0.5, use_dht=1, store_dh0=1, state_v_first=0)
+    args.update(scale=K**-0.5, use_dht=1, store_dh0=1, state_v_first=0, group=HV // H)
     return args, n_chunks, "dh0"
 
 

@@ -99,9 +99,10 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
     // warm-up: every segment's end state from zero, and the fallback segments' transition matrices
     Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
     rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, seg_seq.data_ptr(), ranges.data_ptr(), unused,
-                cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, 1, d.T, d.H, d.HV, d.N + 1,
-                0, 0, sp.num_segs, range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
+                beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, seg_seq.data_ptr(),
+                ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, 1,
+                group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 0, sp.num_segs, range_rows, 2 * sp.num_segs, stream, err,
+                sizeof(err));
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
     cp_h0 = torch::stable::new_empty(g_cumsum, {sp.num_segs, d.HV, kHeadDim, kHeadDim});
     cp_h0_ptr = cp_h0->data_ptr();
@@ -116,9 +117,9 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
               cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
               store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
               seg_seq.data_ptr(), ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale),
-              initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0, d.T, d.H,
-              d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs, range_rows, sp.num_segs, stream, err,
-              sizeof(err));
+              initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0, group_size(d),
+              d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs, range_rows, sp.num_segs,
+              stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
 

@@ -19,6 +19,9 @@ struct GdnDims {
   int64_t num_slots() const { return (T + kChunk - 1) / kChunk + N; }  // docs: "Chunk slots"
 };
 
+// v-heads per qk-head, a kernel argument: the kernels index heads by products, never divisions
+inline int32_t group_size(const GdnDims& d) { return static_cast<int32_t>(d.HV / d.H); }
+
 // Checks q, k, v [1, T, H|HV, 128], the fp32 per-token tensors (g or g_cumsum, beta),
 // cu_seqlens [N + 1] int32 and the optional fp32 initial state; errors name the argument.
 GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const char* g_name,

@@ -16,7 +16,8 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const 
   char err[512] = {0};
   int rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
                    g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
-                   static_cast<int32_t>(d.num_slots()), d.T, d.H, d.HV, d.N + 1, stream, err, sizeof(err));
+                   static_cast<int32_t>(d.num_slots()), group_size(d), d.T, d.H, d.HV, d.N + 1, stream, err,
+                   sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
 }  // namespace

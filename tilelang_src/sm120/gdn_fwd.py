@@ -74,6 +74,7 @@ def gdn_fwd_sm120(
         store_o: T.int32,
         store_h: T.int32,
         warmup: T.int32,
+        group: T.int32,  # HV / H (the SM90 launchers' argument; unused here)
     ):
         with T.Kernel(NV * HV * NGRID, threads=threads) as (bx,):
             vb = bx % NV

@@ -58,10 +58,12 @@ def gdn_bwd_chunk_sm90(
         dg: T.Tensor((num_tokens, HV), accum),
         dbeta: T.Tensor((num_tokens, HV), accum),
         scale: T.float32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # a 2-D grid: the v-head is a block index, never a division in the stores' 64-bit offsets
-        with T.Kernel(NH, HV, threads=threads) as (slot, hv):
-            hq = hv // (HV // H)
+        # grid (slot, qk-head, v-head in the group): TileLang re-derives every index in 64 bits inside each
+        # predicated load and store, where a division costs ~100 instructions; here there is none
+        with T.Kernel(NH, H, group, threads=threads) as (slot, hq, j):
+            hv = hq * group + j
             num_seqs = N1 - 1
 
             seq = T.alloc_var("int32", init=0)

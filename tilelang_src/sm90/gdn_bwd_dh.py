@@ -56,10 +56,13 @@ def gdn_bwd_dh_sm90(
         use_dht: T.int32,
         store_dh0: T.int32,
         state_v_first: T.int32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # a 3-D grid: the head and the V slice are block indices, never divisions in 64-bit offsets
-        with T.Kernel(N1 - 1, HV, NV, threads=512) as (n, hv, vb):
-            hq = hv // (HV // H)
+        # grid (sequence, qk-head, (v-head in the group, V slice)): head indices are block indices and
+        # products, never divisions in the 64-bit offsets TileLang re-derives in every load and store
+        with T.Kernel(N1 - 1, H, group * NV, threads=512) as (n, hq, jv):
+            hv = hq * group + jv // NV
+            vb = jv % NV
             v0 = vb * BV
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
             seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)

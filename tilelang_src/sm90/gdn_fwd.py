@@ -81,13 +81,16 @@ def gdn_fwd_sm90(
         store_o: T.int32,
         store_h: T.int32,
         warmup: T.int32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # a 3-D grid: the v-head and the V slice are block indices, never divisions (TileLang re-derives
-        # an index in 64 bits inside every predicated store; a division there costs ~100 instructions)
-        with T.Kernel(NGRID, HV, NV, threads=512) as (bx, hv, vb):
+        # grid (segment CTA, qk-head, (v-head in the group, V slice)): head indices are block indices and
+        # products, never divisions in the 64-bit offsets TileLang re-derives in every load and store
+        # (a division there costs ~100 instructions; NV is a constant, so jv // NV is a shift)
+        with T.Kernel(NGRID, H, group * NV, threads=512) as (bx, hq, jv):
+            hv = hq * group + jv // NV
+            vb = jv % NV
             seg = bx % NSEG
             is_m = bx // NSEG  # 1: a transition-matrix CTA of the warm-up pass
-            hq = hv // (HV // H)
             v0 = vb * BV
             num_seqs = N1 - 1
 
