@@ -10,11 +10,12 @@ skips one piece of work per bit; the results are wrong then, only the time count
 measures every piece: a piece whose removal does not shorten the run is not on the critical path).
 An ablation never skips a barrier operation (that would hang the kernel).
 
-    PYTHONPATH=<site with tilelang> python benchmarks/ablate.py [--kernels fwd prep bwdc bwddh] [--heads 2,8 16,64]
-        [--tokens 8192] [--variants base cur fix ablate] [--base-dir DIR]
+    PYTHONPATH=<site with tilelang> python benchmarks/ablate.py [--kernels fwd prep bwdc bwddh]
+        [--heads 2,8 16,64] [--tokens 8192] [--variants base cur fix ablate] [--base-dir DIR] [--no-o]
 
-Prints the time per chunk (forward: kernel time / chunks per CTA) or per launch (chunk prep) for every
-(variant, mask, shape), and the largest difference of the output from the first variant's.
+Prints the time per chunk (forward and state gradient: kernel time / chunks per CTA) or per launch (chunk
+prep, chunk gradient) for every (variant, mask, shape), and the largest difference of the output from the
+first variant's.
 Results and their reading: docs/fwd_profile.md.
 """
 
@@ -49,11 +50,13 @@ FWD_ABLATIONS = {
         "                        for r, c in T.Parallel(BT, BT):\n                            ag_s"),
     4: ("WG2: Ag", "                        for r, c in T.Parallel(BT, BT):\n                            ag_s",
         "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *="),
-    8: ("WG2: Pg, Z = Pg Ag", "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *=",
+    8: ("WG2: Pg, Z = Pg Ag",
+        "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *=",
         "                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)\n                    if emit_o:\n"),
     16: ("WG2: Z W", "                        # O += Z W\n",
          "                    T.barrier_arrive(w_free[i % 2])\n                    if emit_o:\n"),
-    32: ("WG1: W = V - gamma U", "                    for r, c in T.Parallel(BT, BV):\n                        u_frag[r, c] = v_s",
+    32: ("WG1: W = V - gamma U",
+         "                    for r, c in T.Parallel(BT, BV):\n                        u_frag[r, c] = v_s",
          "                    T.fence_proxy_async()\n                    T.barrier_arrive(w_ready"),
     64: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % 2, :, :])\n",
          "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
@@ -74,6 +77,7 @@ PREP_ABLATIONS = {
     16: ("loads and cumsum", "            # ---- loads, zero-filled", "            # ---- T = I"),
     32: ("stores", "            # ---- masked stores", "\n    return gdn_chunk_prep"),
 }
+
 
 def guard_all(src: str, ablations: dict) -> str:
     """Put each ablation's block (from its start marker, included, to its end marker, excluded; found in
