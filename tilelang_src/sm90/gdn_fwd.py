@@ -250,7 +250,7 @@ def gdn_fwd_sm90(
 
             else:
                 # ---------------- WG3: loads, and the storer warp
-                T.set_max_nreg(40, 0)  # fewer spills in the index arithmetic of the loads (sm_90a: 257 -> 78)
+                T.set_max_nreg(40, 0)  # fewer spills in the loads' index arithmetic (sm_90a: 257 -> 78)
                 if tx < 384 + 32:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
