@@ -62,9 +62,9 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
 }
 
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta, const Tensor& cu_seqlens,
-                      const std::optional<Tensor>& initial_state, double scale, bool state_v_first,
-                      const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
+                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
+                      const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
+                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
   STD_TORCH_CHECK(cp_segment_chunks >= -1 && cp_segment_chunks <= (int64_t{1} << 24), op,
                   ": cp_segment_chunks must be -1 (automatic), 0 (off) or a chunk count in [1, 2^24], got ",
                   cp_segment_chunks);

@@ -39,8 +39,8 @@ struct FwdOutputs {
 // cp_segment_chunks: -1 automatic, 0 off, > 0 forced segment length (see segment_plan.h).
 // z: the chunk prep's Z, read only when out.o is set (nullptr otherwise)
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta, const Tensor& cu_seqlens,
-                      const std::optional<Tensor>& initial_state, double scale, bool state_v_first,
-                      const FwdOutputs& out, int64_t cp_segment_chunks, void* stream);
+                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
+                      const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
+                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream);
 
 }  // namespace flashqla
