@@ -5,7 +5,8 @@
 #   bash scripts/export_kernels.sh main .carry/base          # the kernels to compare against
 #   pip wheel . --no-deps --no-build-isolation -w .carry     # this tree's wheel
 #   bash ../shared/peers/make_bundle.sh .carry               # TileLang for the JIT (peers.tar.xz)
-#   pip download hypothesis sortedcontainers attrs pytest-timeout --no-deps -d .carry/wheels  # py3 wheels
+#   pip download --only-binary=:all: --python-version 3.12 --no-deps -d .carry/wheels \
+#       hypothesis sortedcontainers attrs pytest-timeout      # test dependencies for the GPU machine
 # and run (GPU): bash scripts/gpu_compare.sh [ablate.py args, default: all four kernels, base against cur]
 set -uo pipefail
 OUT=${OUT:-/tmp/flashqla_out}
