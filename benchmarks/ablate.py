@@ -137,13 +137,14 @@ def _compile_only(job: tuple[str, str, str, str | None]) -> str:
     return f"{job[0]}/{job[1]}"
 
 
-def fwd_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
+def _gated_inputs(T_: int, H: int, HV: int, device: str):
+    """q, k, v, A, g_cumsum, beta, cu_seqlens of one sequence, as the chunk prep would give them, and the
+    generator (seeded once: the forward's inputs are the same values as in the runs of docs/fwd_profile.md)."""
     import torch
 
     g = torch.Generator(device=device).manual_seed(0)
     BT, K = 64, 128
-    n_chunks = (T_ + BT - 1) // BT
-    x = dict(
+    return dict(
         q=torch.randn(T_, H, K, device=device, generator=g).bfloat16(),
         k=(torch.randn(T_, H, K, device=device, generator=g) / K**0.5).bfloat16(),
         v=torch.randn(T_, HV, K, device=device, generator=g).bfloat16(),
@@ -151,6 +152,16 @@ def fwd_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
         g_cumsum=-(torch.arange(T_, device=device) % BT + 1).float()[:, None].expand(T_, HV).contiguous() * 0.01,
         beta=torch.full((T_, HV), 0.5, device=device),
         cu_seqlens=torch.tensor([0, T_], dtype=torch.int32, device=device),
+    ), g
+
+
+def fwd_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
+    import torch
+
+    x, g = _gated_inputs(T_, H, HV, device)
+    BT, K = 64, 128
+    n_chunks = (T_ + BT - 1) // BT
+    x.update(
         h0=torch.zeros(1, HV, K, K, device=device),
         o=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=device),
         ht=torch.empty(1, HV, K, K, device=device),
@@ -186,24 +197,6 @@ def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     x["z"] = torch.empty(T_, HV, BT, dtype=torch.bfloat16, device=device)
     x.update(scale=K**-0.5, num_slots=n_chunks + 1, group=HV // H)  # slots: ceil(T / BT) + N
     return x, 1, "A"  # time per launch
-
-
-def _gated_inputs(T_: int, H: int, HV: int, device: str):
-    """q, k, v, A, g_cumsum, beta, cu_seqlens of one sequence, as the chunk prep would give them."""
-    import torch
-
-    g = torch.Generator(device=device).manual_seed(0)
-    BT, K = 64, 128
-    k = torch.nn.functional.normalize(torch.randn(T_, H, K, device=device, generator=g), dim=-1)
-    return dict(
-        q=torch.randn(T_, H, K, device=device, generator=g).bfloat16(),
-        k=k.bfloat16(),
-        v=torch.randn(T_, HV, K, device=device, generator=g).bfloat16(),
-        A=(torch.randn(T_, HV, BT, device=device, generator=g) * 0.1).bfloat16(),
-        g_cumsum=-(torch.arange(T_, device=device) % BT + 1).float()[:, None].expand(T_, HV).contiguous() * 0.01,
-        beta=torch.full((T_, HV), 0.5, device=device),
-        cu_seqlens=torch.tensor([0, T_], dtype=torch.int32, device=device),
-    ), g
 
 
 def bwd_chunk_inputs(T_: int, H: int, HV: int, device: str = "cuda"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .validate import CHUNK, HEAD_DIM, index_limits_ok
+from .validate import CHUNK, HEAD_DIM, _shape, index_limits_ok
 
 _NAMES = {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32", torch.float64: "float64",
           torch.int32: "int32", torch.int64: "int64"}
@@ -24,10 +24,6 @@ def _check(ok: bool, op: str, msg: str) -> None:
 
 def _dtype_name(t: torch.Tensor) -> str:
     return _NAMES.get(t.dtype, "an unsupported dtype")
-
-
-def _shape(t: torch.Tensor) -> str:
-    return str(list(t.shape))
 
 
 def _dtype(op: str, name: str, t: torch.Tensor, want: torch.dtype) -> None:
