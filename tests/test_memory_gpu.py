@@ -42,10 +42,10 @@ def test_memory_flat_over_steps():
 
 
 def fwd_bytes(T: int, N: int, HV: int, size: int, final: bool) -> dict[str, int]:
-    """gdn_fwd's allocations (docs/memory.md): its outputs and the segment tables (one segment per
-    sequence: these shapes do not use context parallelism)."""
+    """gdn_fwd's allocations (docs/memory.md): its outputs, the chunk prep's Z and the segment tables (one
+    segment per sequence: these shapes do not use context parallelism)."""
     segs = 1 + N
-    return {"o": T * HV * 128 * size, "g_cumsum": T * HV * 4, "A": T * HV * 64 * size,
+    return {"o": T * HV * 128 * size, "g_cumsum": T * HV * 4, "A": T * HV * 64 * size, "Z": T * HV * 64 * size,
             "final_state": (N if final else 0) * HV * 128 * 128 * 4, "seg_seq": 4 * segs, "ranges": 12 * segs * HV}
 
 

@@ -70,8 +70,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   Tensor h = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   FwdOutputs recompute;
   recompute.h = &h;
-  launch_fused_fwd(kOp, d, q, k, v, A, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, recompute,
-                   cp_segment_chunks, stream);
+  launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
+                   recompute, cp_segment_chunks, stream);
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence), and dh0
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
@@ -81,16 +81,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
                         beta.data_ptr(), cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
                         initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
-                        initial_state.has_value(), state_v_first, d.T, d.H, d.HV, d.N + 1, has_states ? d.N : 0,
-                        d.num_slots(), stream, err, sizeof(err));
+                        initial_state.has_value(), state_v_first, group_size(d), d.T, d.H, d.HV, d.N + 1,
+                        has_states ? d.N : 0, d.num_slots(), stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
 
   // 3. every token's gradients, chunk-parallel
   const auto& chunk = find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
   rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
                 beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_v.data_ptr(), dk_v.data_ptr(),
-                dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale), d.T, d.H, d.HV, d.N + 1,
-                d.num_slots(), stream, err, sizeof(err));
+                dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale), group_size(d), d.T, d.H,
+                d.HV, d.N + 1, d.num_slots(), stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
   return {group_sum(dq_v, d), group_sum(dk_v, d), dv, dg, dbeta, dh0};
 }

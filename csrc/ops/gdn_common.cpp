@@ -62,9 +62,9 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
 }
 
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                      const Tensor& A, const Tensor& g_cumsum, const Tensor& beta, const Tensor& cu_seqlens,
-                      const std::optional<Tensor>& initial_state, double scale, bool state_v_first,
-                      const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
+                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
+                      const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
+                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
   STD_TORCH_CHECK(cp_segment_chunks >= -1 && cp_segment_chunks <= (int64_t{1} << 24), op,
                   ": cp_segment_chunks must be -1 (automatic), 0 (off) or a chunk count in [1, 2^24], got ",
                   cp_segment_chunks);
@@ -75,6 +75,9 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   // pointers of absent optional tensors are never dereferenced (their flags are 0)
   void* unused = g_cumsum.data_ptr();
   void* h0 = initial_state.has_value() ? initial_state->data_ptr() : unused;
+  STD_TORCH_CHECK(out.o == nullptr || z != nullptr, op, ": internal error: the forward's o needs the chunk prep's Z");
+  // Z's TMA descriptor is encoded even when Z is not read: A has its shape, dtype and alignment
+  void* z_ptr = z != nullptr ? z->data_ptr() : A.data_ptr();
   const bool store_ht = out.final_state != nullptr;
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
   const int32_t seg_tokens = static_cast<int32_t>(sp.seg_tokens);
@@ -95,10 +98,11 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   if (sp.cp) {
     // warm-up: every segment's end state from zero, and the fallback segments' transition matrices
     Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
-    rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
-                cu_seqlens.data_ptr(), unused, unused, unused, unused, seg_seq.data_ptr(), ranges.data_ptr(), unused,
-                cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, 1, d.T, d.H, d.HV, d.N + 1,
-                0, 0, sp.num_segs, range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
+    rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, seg_seq.data_ptr(),
+                ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, 1,
+                group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 0, sp.num_segs, range_rows, 2 * sp.num_segs, stream, err,
+                sizeof(err));
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
     cp_h0 = torch::stable::new_empty(g_cumsum, {sp.num_segs, d.HV, kHeadDim, kHeadDim});
     cp_h0_ptr = cp_h0->data_ptr();
@@ -109,13 +113,13 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
   }
 
-  rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
+  rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(), beta.data_ptr(),
               cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
               store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
               seg_seq.data_ptr(), ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale),
-              initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0, d.T, d.H,
-              d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs, range_rows, sp.num_segs, stream, err,
-              sizeof(err));
+              initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0, group_size(d),
+              d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs, range_rows, sp.num_segs,
+              stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
 

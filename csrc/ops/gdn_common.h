@@ -19,6 +19,9 @@ struct GdnDims {
   int64_t num_slots() const { return (T + kChunk - 1) / kChunk + N; }  // docs: "Chunk slots"
 };
 
+// v-heads per qk-head, a kernel argument: the kernels index heads by products, never divisions
+inline int32_t group_size(const GdnDims& d) { return static_cast<int32_t>(d.HV / d.H); }
+
 // Checks q, k, v [1, T, H|HV, 128], the fp32 per-token tensors (g or g_cumsum, beta),
 // cu_seqlens [N + 1] int32 and the optional fp32 initial state; errors name the argument.
 GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const char* g_name,
@@ -34,9 +37,10 @@ struct FwdOutputs {
 // Runs the fused forward (requires g_cumsum and A from the chunk-prep kernel): the segment plan,
 // and with context parallelism the warm-up pass and the correction, then the main pass.
 // cp_segment_chunks: -1 automatic, 0 off, > 0 forced segment length (see segment_plan.h).
+// z: the chunk prep's Z, read only when out.o is set (nullptr otherwise)
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                      const Tensor& A, const Tensor& g_cumsum, const Tensor& beta, const Tensor& cu_seqlens,
-                      const std::optional<Tensor>& initial_state, double scale, bool state_v_first,
-                      const FwdOutputs& out, int64_t cp_segment_chunks, void* stream);
+                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
+                      const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
+                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream);
 
 }  // namespace flashqla

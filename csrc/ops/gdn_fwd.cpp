@@ -9,12 +9,14 @@ namespace flashqla {
 namespace {
 constexpr const char* kOp = "flashqla::gdn_fwd";
 
-void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& k, const Tensor& g, const Tensor& beta,
-                       const Tensor& cu_seqlens, Tensor& g_cumsum, Tensor& A, void* stream) {
+void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& g,
+                       const Tensor& beta, const Tensor& cu_seqlens, Tensor& g_cumsum, Tensor& A, Tensor& z,
+                       double scale, void* stream) {
   const auto& prep = find_variant("gdn_chunk_prep", gdn_chunk_prep_variants, d.device, dtype_key(d.dtype), 0);
   char err[512] = {0};
-  int rc = prep.fn(k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(), g_cumsum.data_ptr(),
-                   A.data_ptr(), static_cast<int32_t>(d.num_slots()), d.T, d.H, d.HV, d.N + 1, stream, err,
+  int rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
+                   g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
+                   static_cast<int32_t>(d.num_slots()), group_size(d), d.T, d.H, d.HV, d.N + 1, stream, err,
                    sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
@@ -45,7 +47,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tens
   for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"A", &A}}) check_aligned16(kOp, name, *t);
 
   void* stream = current_stream(d.device);
-  launch_chunk_prep(kOp, d, k, g, beta, cu_seqlens, g_cumsum, A, stream);
+  // Z: the intra-chunk matrix of o, a workspace of A's size (docs/memory.md)
+  Tensor z = torch::stable::new_empty(q, {1, d.T, d.HV, kChunk});
+  launch_chunk_prep(kOp, d, q, k, g, beta, cu_seqlens, g_cumsum, A, z, scale, stream);
   if (d.N == 0) {  // no sequences: every token is padding
     torch::stable::zero_(o);
     return {o, final_state, g_cumsum, A};
@@ -53,7 +57,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tens
   FwdOutputs out;
   out.o = &o;
   out.final_state = output_final_state ? &final_state : nullptr;
-  launch_fused_fwd(kOp, d, q, k, v, A, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, out,
+  launch_fused_fwd(kOp, d, q, k, v, A, &z, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, out,
                    cp_segment_chunks, stream);
   return {o, final_state, g_cumsum, A};
 }

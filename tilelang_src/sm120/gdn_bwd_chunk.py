@@ -65,6 +65,7 @@ def gdn_bwd_chunk_sm120(
         dg: T.Tensor((num_tokens, HV), accum),
         dbeta: T.Tensor((num_tokens, HV), accum),
         scale: T.float32,
+        group: T.int32,  # HV / H (the SM90 launchers' argument; unused here)
     ):
         with T.Kernel(NH * HV, threads=threads) as (bx,):
             slot = bx // HV

@@ -57,6 +57,7 @@ def gdn_bwd_dh_sm120(
         use_dht: T.int32,
         store_dh0: T.int32,
         state_v_first: T.int32,
+        group: T.int32,  # HV / H (the SM90 launchers' argument; unused here)
     ):
         with T.Kernel(NV * (N1 - 1) * HV, threads=threads) as (bx,):
             vb = bx % NV

@@ -55,6 +55,7 @@ def gdn_fwd_sm120(
         k: T.Tensor((num_tokens, H, K), dtype),
         v: T.Tensor((num_tokens, HV, V), dtype),
         A: T.Tensor((num_tokens, HV, BT), dtype),
+        z: T.Tensor((num_tokens, HV, BT), dtype),  # the chunk prep's Z: unused here (this kernel forms it)
         g_cumsum: T.Tensor((num_tokens, HV), accum),
         beta: T.Tensor((num_tokens, HV), accum),
         cu_seqlens: T.Tensor((N1,), "int32"),
@@ -73,6 +74,7 @@ def gdn_fwd_sm120(
         store_o: T.int32,
         store_h: T.int32,
         warmup: T.int32,
+        group: T.int32,  # HV / H (the SM90 launchers' argument; unused here)
     ):
         with T.Kernel(NV * HV * NGRID, threads=threads) as (bx,):
             vb = bx % NV

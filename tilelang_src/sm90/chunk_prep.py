@@ -1,22 +1,28 @@
 """Chunk preparation for the GDN forward: chunk-local cumsum of g and the ungated WY
 inverse, one CTA per (chunk slot, v-head). Nothing in it is Hopper-specific (128 threads,
-one T.gemm, under 50 KB of shared memory), so every kernel family uses it (variants.py).
+three T.gemm, about 52 KB of shared memory), so every kernel family uses it (variants.py).
 
     gc[t] = sum of g over the chunk up to and including token t          (fp32)
     A     = (I + strictLower(diag(beta) K K^T))^-1 per BT-token chunk     (q dtype)
 
-A carries no gate: the fused forward recovers the gated matrix as Gamma * A
-(docs/gdn_chunk_derivation.md, "Ungated inverse"). The 64x64 unit-lower-triangular
+A carries no gate (docs/gdn_chunk_derivation.md, "Ungated inverse"). The kernel also gives the
+fused forward its output's intra-chunk matrix, off the forward's critical path:
+
+    Z     = (scale * Gamma * (Q K^T)) (Gamma * A * beta_col),   Gamma_ij = exp(gc_i - gc_j) (i >= j)
+
+(bf16; A in fp32 here, before its rounding to the q dtype). The 64x64 unit-lower-triangular
 inverse is exact blockwise forward substitution in fp32: the four 16x16 diagonal
 blocks (one thread per column, in registers), then two merge levels X_lo = -D_hi T_lo D_lo.
 Every CTA computes unconditionally (idle slots on zeros) so that barriers never sit
 inside a data-dependent branch; only the stores are masked. Tokens of the padding
-tail [cu[N], T) get gc = 0 and A = 0.
+tail [cu[N], T) get gc = 0, A = 0 and Z = 0.
 """
 
 import tilelang.language as T
 
 from common.seq_index import chunk_of_slot
+
+LOG2E = 1.4426950408889634
 
 
 def gdn_chunk_prep_sm90(
@@ -36,18 +42,22 @@ def gdn_chunk_prep_sm90(
 
     @T.prim_func
     def gdn_chunk_prep(
+        q: T.Tensor((num_tokens, H, K), dtype),
         k: T.Tensor((num_tokens, H, K), dtype),
         g: T.Tensor((num_tokens, HV), accum),
         beta: T.Tensor((num_tokens, HV), accum),
         cu_seqlens: T.Tensor((N1,), "int32"),
         g_cumsum: T.Tensor((num_tokens, HV), accum),
         A: T.Tensor((num_tokens, HV, BT), dtype),
+        z: T.Tensor((num_tokens, HV, BT), dtype),
+        scale: T.float32,
         num_slots: T.int32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        with T.Kernel(num_slots * HV, threads=threads) as (bx,):
-            slot = bx // HV
-            hv = bx % HV
-            hq = hv // (HV // H)
+        # grid (slot, qk-head, v-head in the group): TileLang re-derives every index in 64 bits inside each
+        # predicated load and store, where a division costs ~100 instructions; here there is none
+        with T.Kernel(num_slots, H, group, threads=threads) as (slot, hq, j):
+            hv = hq * group + j
             num_seqs = N1 - 1
 
             seq = T.alloc_var("int32", init=0)
@@ -60,6 +70,9 @@ def gdn_chunk_prep_sm90(
             n_store = T.max(n_valid, n_tail)  # at most one of the two is nonzero
 
             k_s = T.alloc_shared((BT, K), dtype)
+            q_s = T.alloc_shared((BT, K), dtype)
+            pg_s = T.alloc_shared((BT, BT), dtype)  # scale * Gamma * (Q K^T)
+            ag_s = T.alloc_shared((BT, BT), dtype)  # Gamma * A * beta_col
             g_s = T.alloc_shared((BT,), accum)
             b_s = T.alloc_shared((BT,), accum)
             t_s = T.alloc_shared((BT, BT), accum)  # I + L
@@ -123,12 +136,27 @@ def gdn_chunk_prep_sm90(
             for r, c in T.Parallel(32, 32):
                 inv_s[32 + r, c] = acc32[r, c]
 
+            # ---- Z = Pg Ag (kk is free again: it held K K^T); rows past the chunk are zero (Q is).
+            # Q is loaded only now, so that its buffer can share the memory of T and the merge scratch
+            for r, c in T.Parallel(BT, K):
+                q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
+            T.gemm(q_s, k_s, kk, transpose_B=True, clear_accum=True)  # P = Q K^T
+            for r, c in T.Parallel(BT, BT):
+                pg_s[r, c] = T.cast(
+                    T.if_then_else(r >= c, scale * T.exp2((g_s[r] - g_s[c]) * LOG2E) * kk[r, c], 0.0), dtype)
+                ag_s[r, c] = T.cast(
+                    T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E) * inv_s[r, c] * b_s[c], 0.0), dtype)
+            T.gemm(pg_s, ag_s, kk, clear_accum=True)
+
             # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
             # NOTE: one condition per store; TileLang 0.1.15 merges the stores of an if/elif
             # pair into one unconditional store of an uninitialized value.
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
                     A[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, inv_s[r, c], 0.0), dtype)
+            for r, c in T.Parallel(BT, BT):
+                if r < n_store:
+                    z[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, kk[r, c], 0.0), dtype)
             for r in T.Parallel(BT):
                 if r < n_store:
                     g_cumsum[t0 + r, hv] = T.if_then_else(r < n_valid, g_s[r], 0.0)

@@ -39,10 +39,8 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
         use_h0: T.int32,
         state_v_first: T.int32,
     ):
-        with T.Kernel(NV * HV * (N1 - 1), threads=128) as (bx,):
-            vb = bx % NV
-            hv = (bx // NV) % HV
-            n = bx // (NV * HV)
+        # a 3-D grid: the head and the V slice are block indices, never divisions in 64-bit offsets
+        with T.Kernel(N1 - 1, HV, NV, threads=128) as (n, hv, vb):
             v0 = vb * BV
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
             seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)

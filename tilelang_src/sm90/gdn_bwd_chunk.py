@@ -58,11 +58,12 @@ def gdn_bwd_chunk_sm90(
         dg: T.Tensor((num_tokens, HV), accum),
         dbeta: T.Tensor((num_tokens, HV), accum),
         scale: T.float32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        with T.Kernel(NH * HV, threads=threads) as (bx,):
-            slot = bx // HV
-            hv = bx % HV
-            hq = hv // (HV // H)
+        # grid (slot, qk-head, v-head in the group): TileLang re-derives every index in 64 bits inside each
+        # predicated load and store, where a division costs ~100 instructions; here there is none
+        with T.Kernel(NH, H, group, threads=threads) as (slot, hq, j):
+            hv = hq * group + j
             num_seqs = N1 - 1
 
             seq = T.alloc_var("int32", init=0)
@@ -151,8 +152,10 @@ def gdn_bwd_chunk_sm90(
                 ag_s[r, c] = T.cast(gm[r, c] * a_s[r, c] * b_s[c], dtype)
                 pg_s[r, c] = T.cast(pg[r, c], dtype)
             T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
+            # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
             for r, c in T.Parallel(BT, V):
-                w_s[r, c] = T.cast(w_s[r, c] - gam_s[r] * u[r, c], dtype)
+                acc[r, c] = w_s[r, c] - gam_s[r] * u[r, c]
+            T.copy(acc, w_s)
             T.gemm(ag_s, w_s, acc, clear_accum=True)  # Vd = Ag W
             T.copy(acc, vd_s)
 

@@ -8,15 +8,15 @@ chain"), with S~ the bf16 copy of S,
 gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) and Gamma_ij = exp(gc_i - gc_j) (i >= j):
 
     X  = diag(r * beta) A^T K          (off the chain: no S)
-    Pg = scale * Gamma * (Q K^T)       Ag = Gamma * A * beta_col      Z = Pg Ag   (off the chain)
+    Z  = (scale * Gamma * (Q K^T)) (Gamma * A * beta_col)   (from the chunk prep, chunk_prep.py)
     U  = K S~                          W  = V - gamma * U
     S  = gamma_last * S + X^T W        (the chain: two GEMMs, U and X^T W)
     O  = scale * gamma * (Q S~) + Z W
 
 Warpgroups: WG0 holds S, publishes S~ and applies X^T W; WG1 computes X, U and W; WG2
-computes Pg, Ag, Z and O and stores O; WG3: three producer warps fill a two-stage ring (TMA
-for full chunks, zero-filled element copies for a partial chunk) and a storer warp copies S~
-to h (per chunk slot) for the backward. S~, W and X are double-buffered so that WG2 and the
+computes O and stores it; WG3: three producer warps fill a two-stage ring (TMA for full
+chunks, zero-filled element copies for a partial chunk; Z only when o is stored) and a storer
+warp copies S~ to h (per chunk slot) for the backward. S~, W and X are double-buffered so that WG2 and the
 storer never hold up the chain.
 
 The warm-up pass (`warmup` = 1, docs "Context parallelism") reuses this kernel: the first
@@ -62,6 +62,7 @@ def gdn_fwd_sm90(
         k: T.Tensor((num_tokens, H, K), dtype),
         v: T.Tensor((num_tokens, HV, V), dtype),
         A: T.Tensor((num_tokens, HV, BT), dtype),
+        z: T.Tensor((num_tokens, HV, BT), dtype),  # read only when o is stored (any [T, HV, BT] buffer otherwise)
         g_cumsum: T.Tensor((num_tokens, HV), accum),
         beta: T.Tensor((num_tokens, HV), accum),
         cu_seqlens: T.Tensor((N1,), "int32"),
@@ -80,19 +81,22 @@ def gdn_fwd_sm90(
         store_o: T.int32,
         store_h: T.int32,
         warmup: T.int32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        with T.Kernel(NV * HV * NGRID, threads=512) as (bx,):
-            vb = bx % NV
-            hv = (bx // NV) % HV
-            seg = (bx // (NV * HV)) % NSEG
-            is_m = bx // (NV * HV * NSEG)  # 1: a transition-matrix CTA of the warm-up pass
-            hq = hv // (HV // H)
+        # grid (segment CTA, qk-head, (v-head in the group, V slice)): head indices are block indices and
+        # products, never divisions in the 64-bit offsets TileLang re-derives in every load and store
+        # (a division there costs ~100 instructions; NV is a constant, so jv // NV is a shift)
+        with T.Kernel(NGRID, H, group * NV, threads=512) as (bx, hq, jv):
+            hv = hq * group + jv // NV
+            vb = jv % NV
+            seg = bx % NSEG
+            is_m = bx // NSEG  # 1: a transition-matrix CTA of the warm-up pass
             v0 = vb * BV
             num_seqs = N1 - 1
 
             # the segment's sequence, and the chunks this CTA runs (tilelang_src/sm90/seg_plan.py)
             n = seg_seq[seg]
-            row = warmup * NSEG + bx // (NV * HV)  # warm-up rows follow the main-pass rows
+            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
             c_first = ranges[row, hv, 0]
             n_iter = ranges[row, hv, 1]
             flags = ranges[row, hv, 2]
@@ -104,12 +108,14 @@ def gdn_fwd_sm90(
             # the transition-matrix CTAs load V = 0: an end before every chunk pads all rows
             v_end = seq_end - (flags // 4) * (seq_end + BT)
             first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
+            emit_o = store_o != 0 and warmup == 0  # the warm-up pass and the state recompute store no o
 
             # ring filled by WG3
             q_s = T.alloc_shared((2, BT, K), dtype)
             k_s = T.alloc_shared((2, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
             a_s = T.alloc_shared((2, BT, BT), dtype)
+            zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
             # double-buffered exchange on the chain
@@ -117,9 +123,7 @@ def gdn_fwd_sm90(
             x_s = T.alloc_shared((2, BT, K), dtype)  # X (WG1 -> WG0)
             w_s = T.alloc_shared((2, BT, BV), dtype)  # W (WG1 -> WG0, WG2)
             # WG2 only
-            p_s = T.alloc_shared((BT, BT), dtype)  # Pg
-            ag_s = T.alloc_shared((BT, BT), dtype)  # Ag
-            z_s = T.alloc_shared((BT, BT), dtype)  # Z = Pg Ag
+            z_s = T.alloc_shared((BT, BT), dtype)  # Z, copied out of the ring (the stage is freed early)
             gam2_s = T.alloc_shared((BT,), accum)  # scale * gamma
             # WG1 only
             gam1_s = T.alloc_shared((BT,), accum)  # gamma
@@ -128,9 +132,6 @@ def gdn_fwd_sm90(
             s_frag = T.alloc_fragment((K, BV), accum)
             x_frag = T.alloc_fragment((BT, K), accum)
             u_frag = T.alloc_fragment((BT, BV), accum)
-            p_frag = T.alloc_fragment((BT, BT), accum)
-            gm_frag = T.alloc_fragment((BT, BT), accum)
-            z_frag = T.alloc_fragment((BT, BT), accum)
             o_frag = T.alloc_fragment((BT, BV), accum)
             decay = T.alloc_var(accum)
 
@@ -208,30 +209,16 @@ def gdn_fwd_sm90(
                     T.barrier_arrive(empty[i % 2])
 
             elif tx < 384:
-                # ---------------- WG2: Pg, Ag, Z, O; only the barrier protocol when no o is stored (the
-                # warm-up pass and the backward's state recompute: 2.90 -> 2.49 us per chunk at (2, 8))
-                T.set_max_nreg(168, 1)
-                emit_o = store_o != 0 and warmup == 0
+                # ---------------- WG2: O; only the barrier protocol when no o is stored (the warm-up
+                # pass and the backward's state recompute)
+                T.set_max_nreg(152, 1)  # O and little else: 16 registers go to the producer warps
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     t0 = seq_start + (c_first + i) * BT
                     if emit_o:
-                        # P = Q K^T
-                        T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
                         for r in T.Parallel(BT):
                             gam2_s[r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
-                        for r, c in T.Parallel(BT, BT):
-                            gm_frag[r, c] = T.if_then_else(
-                                r >= c, T.exp2((g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E), 0.0)
-                        for r, c in T.Parallel(BT, BT):
-                            ag_s[r, c] = T.cast(gm_frag[r, c] * a_s[i % 2, r, c] * b_s[i % 2, c], dtype)
-                        for r, c in T.Parallel(BT, BT):
-                            p_frag[r, c] *= scale * gm_frag[r, c]
-                        T.copy(p_frag, p_s)
-                        T.fence_proxy_async()
-                        # Z = Pg Ag
-                        T.gemm(p_s, ag_s, z_frag, clear_accum=True)
-                        T.copy(z_frag, z_s)
+                        T.copy(zr_s[i % 2, :, :], z_s)
                         T.fence_proxy_async()
                     T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
                     if emit_o:
@@ -263,7 +250,7 @@ def gdn_fwd_sm90(
 
             else:
                 # ---------------- WG3: loads, and the storer warp
-                T.set_max_nreg(24, 0)
+                T.set_max_nreg(40, 0)  # fewer spills in the loads' index arithmetic (sm_90a: 257 -> 78)
                 if tx < 384 + 32:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
@@ -282,6 +269,8 @@ def gdn_fwd_sm90(
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
+                        if emit_o:
+                            load_rows(z, zr_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
                 else:
