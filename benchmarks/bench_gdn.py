@@ -152,7 +152,11 @@ def _training_step(call, x, mode):
 
     if mode != "bwd":
         return step
-    o, ht = call(**leaves, cu_seqlens=x["cu_seqlens"])
+    # the autograd engine runs each backward kernel on its forward's stream: the forward runs on the
+    # stream that time_ms captures on, or the capture of the backward fails (and breaks later captures)
+    with torch.cuda.stream(side_stream()):
+        o, ht = call(**leaves, cu_seqlens=x["cu_seqlens"])
+    torch.cuda.current_stream().wait_stream(side_stream())
     inputs = [leaves[n] for n in names]
 
     def backward_only():
@@ -161,10 +165,20 @@ def _training_step(call, x, mode):
     return backward_only
 
 
+_SIDE_STREAM = []
+
+
+def side_stream() -> torch.cuda.Stream:
+    """The one non-default stream that every warm-up, capture and untimed forward runs on."""
+    if not _SIDE_STREAM:
+        _SIDE_STREAM.append(torch.cuda.Stream())
+    return _SIDE_STREAM[0]
+
+
 def time_ms(fn, calls: int, reps: int) -> tuple[float, bool]:
     """Median ms per call over `reps` replays of a CUDA graph of `calls` calls (graph=True), or of
     `reps` event-timed loops when the graph cannot be captured (graph=False)."""
-    s = torch.cuda.Stream()
+    s = side_stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         for _ in range(3):
@@ -174,7 +188,7 @@ def time_ms(fn, calls: int, reps: int) -> tuple[float, bool]:
     samples = []
     try:
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        with torch.cuda.graph(graph, stream=s):
             for _ in range(calls):
                 fn()
         graph.replay()

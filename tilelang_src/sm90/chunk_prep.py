@@ -23,6 +23,7 @@ import tilelang.language as T
 from common.seq_index import chunk_of_slot
 
 LOG2E = 1.4426950408889634
+ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrices
 
 
 def gdn_chunk_prep_sm90(
@@ -75,8 +76,11 @@ def gdn_chunk_prep_sm90(
             ag_s = T.alloc_shared((BT, BT), dtype)  # Gamma * A * beta_col
             g_s = T.alloc_shared((BT,), accum)
             b_s = T.alloc_shared((BT,), accum)
-            t_s = T.alloc_shared((BT, BT), accum)  # I + L
-            inv_s = T.alloc_shared((BT, BT), accum)  # (I + L)^-1, built in place
+            # rows padded to BT + 4 floats (4 banks apart): the column reads of the merges and the
+            # accumulator-layout writes and reads of T and the inverse (8 rows x 4 column pairs per warp)
+            # hit 8 distinct banks per column instead of one (8-way conflicts at a 64-float stride)
+            t_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # I + L in [:, :BT]
+            inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # (I + L)^-1, built in place
             kk = T.alloc_fragment((BT, BT), accum)
             acc16 = T.alloc_fragment((2, 16, 16), accum)
             tmp16_s = T.alloc_shared((2, 16, 16), accum)

@@ -22,6 +22,7 @@ import tilelang.language as T
 from common.seq_index import chunk_of_slot
 
 LOG2E = 1.4426950408889634
+ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrices (see below)
 
 
 def gdn_bwd_chunk_sm90(
@@ -106,9 +107,12 @@ def gdn_bwd_chunk_sm90(
             dp_s = T.alloc_shared((BT, BT), dtype)
             da_s = T.alloc_shared((BT, BT), dtype)
             tmp_s = T.alloc_shared((BT, BT), dtype)
-            dkk_s = T.alloc_shared((BT, BT), accum)
-            e_s = T.alloc_shared((BT, BT), accum)  # E, exact fp32
-            dba_s = T.alloc_shared((BT, BT), accum)  # dAb * A, exact fp32
+            # fp32 C x C matrices written in the accumulator layout and read transposed: rows padded to
+            # BT + 4 floats so that a warp's 8 rows x 4 column pairs fall in distinct banks (a 64-float
+            # stride puts each column of a warp in one bank: 8-way conflicts on write, 4-way on the read)
+            dkk_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
+            e_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # E, exact fp32
+            dba_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # dAb * A, exact fp32
             sym_s = T.alloc_shared((BT, BT), dtype)
 
             gm = T.alloc_fragment((BT, BT), accum)  # Gamma
@@ -219,7 +223,8 @@ def gdn_bwd_chunk_sm90(
             # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are row sums of E^T
             # read back from fp32 shared memory (exact, no bf16 transpose)
             T.reduce_sum(pg, rows_c, dim=1)
-            T.copy(pg, e_s)
+            for r, c in T.Parallel(BT, BT):
+                e_s[r, c] = pg[r, c]
             for r, c in T.Parallel(BT, BT):
                 tr[r, c] = e_s[c, r]
             T.reduce_sum(tr, rows_t, dim=1)
