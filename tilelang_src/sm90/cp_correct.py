@@ -45,6 +45,9 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
             seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
             num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
+            # a variable, not an expression: TileLang would inline the division (64-bit, with its
+            # floor-rounding fix-ups) into the offset of every load and store of the loop below
+            first = T.alloc_var("int32", init=0)
             first = seq_start // seg_tokens + n
 
             mh_s = T.alloc_shared((K, K), half)
@@ -68,10 +71,11 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
                 # M_j S_j, computed for every segment (a branch on the plan would move the
                 # block-wide syncs of the products out of it) and used for the fallback ones;
                 # M_j is only written for those, so the selection below must not multiply
+                # (one global read of M per element: hi and lo from the same register)
                 for a, c in T.Parallel(K, K):
-                    mh_s[a, c] = T.cast(cp_out[NSEG + slot, hv, a, c], half)
-                for a, c in T.Parallel(K, K):
-                    ml_s[a, c] = T.cast(cp_out[NSEG + slot, hv, a, c] - T.cast(mh_s[a, c], accum), half)
+                    m_val = cp_out[NSEG + slot, hv, a, c]
+                    mh_s[a, c] = T.cast(m_val, half)
+                    ml_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
                 for a, b in T.Parallel(K, BV):
                     sh_s[a, b] = T.cast(s_frag[a, b], half)
                 for a, b in T.Parallel(K, BV):

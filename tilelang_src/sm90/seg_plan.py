@@ -24,6 +24,7 @@ import tilelang.language as T
 from common.seq_index import find_slot, seq_bound
 
 WARMUP_LOG_DECAY = -10.0
+LOAD_BATCH = 8  # chunk decays loaded together by one thread
 
 
 def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
@@ -51,6 +52,7 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
             acc = T.alloc_var(accum)
             count = T.alloc_var("int32")
             done = T.alloc_var("int32")
+            decay = T.alloc_local((LOAD_BATCH,), accum)
             idx = bx * threads + tx
             if idx < NSEG * HV:
                 seg = idx // HV
@@ -74,14 +76,23 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
                     acc = 0.0
                     count = 0
                     done = 0
-                    # chunks before the sequence's last are full: their last row holds the chunk's decay
+                    # chunks before the sequence's last are full: their last row holds the chunk's decay.
+                    # The decays are loaded LOAD_BATCH at a time (independent loads in flight together:
+                    # a head that never decays walks every chunk of its segment, one load latency each
+                    # when they are loaded one by one), then accumulated in order
                     if c_hi < num_chunks:
-                        for c in T.serial(T.max(c_hi - c_lo, 0)):
-                            if done == 0:
-                                acc += g_cumsum[seq_start + (c_hi - 1 - c) * BT + BT - 1, hv]
-                                count += 1
-                                if acc < WARMUP_LOG_DECAY:
-                                    done = 1
+                        n_chunks = T.max(c_hi - c_lo, 0)
+                        for cb in T.serial(T.ceildiv(n_chunks, LOAD_BATCH)):
+                            for u in T.unroll(LOAD_BATCH):
+                                decay[u] = T.if_then_else(
+                                    cb * LOAD_BATCH + u < n_chunks,
+                                    g_cumsum[seq_start + (c_hi - 1 - cb * LOAD_BATCH - u) * BT + BT - 1, hv], 0.0)
+                            for u in T.unroll(LOAD_BATCH):
+                                if done == 0 and cb * LOAD_BATCH + u < n_chunks:
+                                    acc += decay[u]
+                                    count += 1
+                                    if acc < WARMUP_LOG_DECAY:
+                                        done = 1
                     cp_plan[seg, hv] = T.if_then_else(done != 0, count, -count)
                     ranges[NSEG + seg, hv, 0] = c_hi - count
                     ranges[NSEG + seg, hv, 1] = count
