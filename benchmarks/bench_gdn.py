@@ -300,12 +300,16 @@ def main() -> int:
             row["pct_floor"] = 100 * row["floor_ms"] / ours
         rows.append(row)
         print(format_row(row, shown), flush=True)
+        write_results(args, info, rows, shown)  # after every row: a run cut short keeps what it measured
     print(summary(rows))
+    return 0
+
+
+def write_results(args, info, rows, shown) -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"info": info, "mode": args.mode, "rows": rows}, indent=1))
     if args.md:
         Path(args.md).write_text(markdown(info, args.mode, rows, shown))
-    return 0
 
 
 def format_row(row, libs) -> str:
