@@ -43,6 +43,16 @@ FWD_FLOP_PER_TOKEN_HEAD = 167e3
 PUBLISHED = Path(__file__).resolve().parent / "published_h200.csv"
 
 
+def published_bwd() -> dict:
+    """(seqlens, h_qk, h_v) -> (FlashQLA ms, FLA ms) of the published H200 backward table: context for a
+    backward run, never a peer of it (the acceptance compares peers measured in the same run)."""
+    import csv
+
+    with PUBLISHED.open() as f:
+        return {(r["seqlens"], int(r["h_qk"]), int(r["h_v"])): (float(r["flashqla_ms"]), float(r["fla_ms"]))
+                for r in csv.DictReader(f) if r["direction"] == "bwd"}
+
+
 def published_flashinfer() -> dict:
     """(seqlens, h_qk, h_v) -> FlashInfer's published forward ms on an H200."""
     import csv
@@ -255,7 +265,15 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
+    ap.add_argument("--render", default=None, metavar="JSON",
+                    help="write --md from the JSON of an earlier run instead of measuring")
     args = ap.parse_args()
+    if args.render:
+        run = json.loads(Path(args.render).read_text())
+        shown = [n for n in run["info"]["libs"]] if "libs" in run["info"] else \
+            list(dict.fromkeys(n for r in run["rows"] for n in r["ms"]))
+        Path(args.md).write_text(markdown(run["info"], run["mode"], run["rows"], shown))
+        return 0
 
     libs = {}
     for name in args.libs.split(","):
@@ -341,8 +359,9 @@ def markdown(info, mode, rows, libs) -> str:
     lines = [f"# GDN {mode} benchmark ({info['gpu']})", "",
              "| " + " | ".join(f"{k}" for k in info) + " |", "|" + "---|" * len(info),
              "| " + " | ".join(str(v) for v in info.values()) + " |", "",
-             "Times in ms per call (median of CUDA-graph replays; `*` = not capturable, event-timed; "
-             "`flashinfer_pub` = FlashInfer's published H200 time, not measured here).", "",
+             "Times in ms per call (median of CUDA-graph replays; `*` = not capturable, event-timed"
+             + ("; `flashinfer_pub` = FlashInfer's published H200 time, not measured here" if "flashinfer_pub" in libs
+                else "") + ").", "",
              "| model | seqlens | (h_qk, h_v) | " + " | ".join(libs) + " | x best peer | floor ms | % of floor |",
              "|---|---|---|" + "---|" * (len(libs) + 3)]
     for r in rows:
@@ -351,6 +370,19 @@ def markdown(info, mode, rows, libs) -> str:
                      f" | {r.get('speedup_vs_best', float('nan')):.2f} | {r['floor_ms']:.3f} | "
                      f"{r.get('pct_floor', float('nan')):.0f}% |")
     lines += ["", summary(rows), ""]
+    pub = published_bwd() if mode == "bwd" else {}
+    if pub and "flashqla" in libs:
+        lines += ["Context, not a same-run comparison: the published H200 backward times of FlashQLA and FLA "
+                  "(published_h200.csv, FlashQLA's table; other machine and versions).", "",
+                  "| model | seqlens | (h_qk, h_v) | flashqla | flash_qla published | fla published | "
+                  "x flash_qla published |", "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            key = (r["seqlens"], r["h_qk"], r["h_v"])
+            if key in pub and "flashqla" in r["ms"]:
+                fq, fl = pub[key]
+                lines.append(f"| {r['model']} | {r['seqlens']} | ({r['h_qk']}, {r['h_v']}) | {r['ms']['flashqla']:.3f} "
+                             f"| {fq:.3f} | {fl:.3f} | {fq / r['ms']['flashqla']:.2f} |")
+        lines.append("")
     return "\n".join(lines)
 
 
