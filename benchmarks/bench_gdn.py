@@ -270,8 +270,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.render:
         run = json.loads(Path(args.render).read_text())
-        shown = [n for n in run["info"]["libs"]] if "libs" in run["info"] else \
-            list(dict.fromkeys(n for r in run["rows"] for n in r["ms"]))
+        shown = list(dict.fromkeys(n for r in run["rows"] for n in r["ms"]))  # libraries, in row order
         Path(args.md).write_text(markdown(run["info"], run["mode"], run["rows"], shown))
         return 0
 

@@ -1,6 +1,6 @@
 """Chunk preparation for the GDN forward: chunk-local cumsum of g and the ungated WY
 inverse, one CTA per (chunk slot, v-head). Nothing in it is Hopper-specific (128 threads,
-three T.gemm, about 52 KB of shared memory), so every kernel family uses it (variants.py).
+three T.gemm, about 54 KB of shared memory), so every kernel family uses it (variants.py).
 
     gc[t] = sum of g over the chunk up to and including token t          (fp32)
     A     = (I + strictLower(diag(beta) K K^T))^-1 per BT-token chunk     (q dtype)
