@@ -21,6 +21,7 @@ Writes results as JSON (--json) and a markdown table (--md).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -43,26 +44,26 @@ FWD_FLOP_PER_TOKEN_HEAD = 167e3
 PUBLISHED = Path(__file__).resolve().parent / "published_h200.csv"
 
 
-def published_bwd() -> dict:
-    """(seqlens, h_qk, h_v) -> (FlashQLA ms, FLA ms) of the published H200 backward table: context for a
-    backward run, never a peer of it (the acceptance compares peers measured in the same run)."""
+@functools.lru_cache(maxsize=None)
+def _published_rows() -> tuple[dict, ...]:
+    """The rows of published_h200.csv, read once per process."""
     import csv
 
     with PUBLISHED.open() as f:
-        return {(r["seqlens"], int(r["h_qk"]), int(r["h_v"])): (float(r["flashqla_ms"]), float(r["fla_ms"]))
-                for r in csv.DictReader(f) if r["direction"] == "bwd"}
+        return tuple(csv.DictReader(f))
+
+
+def published_bwd() -> dict:
+    """(seqlens, h_qk, h_v) -> (FlashQLA ms, FLA ms) of the published H200 backward table: context for a
+    backward run, never a peer of it (the acceptance compares peers measured in the same run)."""
+    return {(r["seqlens"], int(r["h_qk"]), int(r["h_v"])): (float(r["flashqla_ms"]), float(r["fla_ms"]))
+            for r in _published_rows() if r["direction"] == "bwd"}
 
 
 def published_flashinfer() -> dict:
     """(seqlens, h_qk, h_v) -> FlashInfer's published forward ms on an H200."""
-    import csv
-
-    out = {}
-    with PUBLISHED.open() as f:
-        for r in csv.DictReader(f):
-            if r["direction"] == "fwd" and r["flashinfer_ms"]:
-                out[(r["seqlens"], int(r["h_qk"]), int(r["h_v"]))] = float(r["flashinfer_ms"])
-    return out
+    return {(r["seqlens"], int(r["h_qk"]), int(r["h_v"])): float(r["flashinfer_ms"])
+            for r in _published_rows() if r["direction"] == "fwd" and r["flashinfer_ms"]}
 
 
 def floor_ms(T: int, N: int, hqk: int, hv: int, mode: str) -> float:

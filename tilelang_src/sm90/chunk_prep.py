@@ -146,10 +146,9 @@ def gdn_chunk_prep_sm90(
                 q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
             T.gemm(q_s, k_s, kk, transpose_B=True, clear_accum=True)  # P = Q K^T
             for r, c in T.Parallel(BT, BT):
-                pg_s[r, c] = T.cast(
-                    T.if_then_else(r >= c, scale * T.exp2((g_s[r] - g_s[c]) * LOG2E) * kk[r, c], 0.0), dtype)
-                ag_s[r, c] = T.cast(
-                    T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E) * inv_s[r, c] * b_s[c], 0.0), dtype)
+                gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)  # Gamma_rc, one exp2 for both matrices
+                pg_s[r, c] = T.cast(T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0), dtype)
+                ag_s[r, c] = T.cast(T.if_then_else(r >= c, gamma * inv_s[r, c] * b_s[c], 0.0), dtype)
             T.gemm(pg_s, ag_s, kk, clear_accum=True)
 
             # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
