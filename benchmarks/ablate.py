@@ -128,8 +128,9 @@ def build(kernel: str, name: str, workdir: str, base_dir: str | None = None):
     mod = importlib.import_module(f"{kernel}_{name}")
     func = getattr(mod, spec["factory"])(**spec["params"])
     names = [func.buffer_map[p].name if p in func.buffer_map else p.name for p in func.params]
+    dtypes = {func.buffer_map[p].name: str(func.buffer_map[p].dtype) for p in func.params if p in func.buffer_map}
     kern = tilelang.compile(func, target="cuda", pass_configs={"tl.enable_fast_math": True})
-    return kern, names  # the kernel is called with its arguments by name: variants may differ in them
+    return kern, names, dtypes  # the kernel is called with its arguments by name: variants may differ in them
 
 
 def _compile_only(job: tuple[str, str, str, str | None]) -> str:
@@ -214,7 +215,22 @@ def bwd_chunk_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
                 dv=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=device),
                 dg=torch.empty(T_, HV, device=device), dbeta=torch.empty(T_, HV, device=device))
     args.update(scale=K**-0.5, group=HV // H)
-    return args, 1, "dq"
+    # dq / dk: fp32 per v-head here; a kernel that sums each group writes [T, H, K] in q's dtype (see fit_outputs).
+    # dv means the same in both: it is the output compared
+    return args, 1, "dv"
+
+
+def fit_outputs(x: dict, dtypes: dict, H: int) -> dict:
+    """The inputs for one kernel variant: dq / dk reallocated as [T, H, K] in the kernel's dtype when its
+    chunk-gradient program sums them over each group of v-heads (they are fp32 per v-head otherwise)."""
+    import torch
+
+    out = dict(x)
+    for name in ("dq", "dk"):
+        if name in x and dtypes.get(name, "float32") != "float32":
+            out[name] = torch.empty(x[name].shape[0], H, x[name].shape[2], dtype=getattr(torch, dtypes[name]),
+                                    device=x[name].device)
+    return out
 
 
 def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
@@ -302,15 +318,16 @@ def main() -> int:
                 x["store_o"] = 0
                 out = "ht"
             ref = None
-            for (k, name), (kern, names) in kernels.items():
+            for (k, name), (kern, names, dtypes) in kernels.items():
                 if k != kname:
                     continue
                 for mask in [0, *spec["ablations"], *spec["combos"]] if name == "ablate" else [0]:
                     x["ablate"] = mask
+                    xk = fit_outputs(x, dtypes, H)
                     x[out].fill_(float("nan"))
 
                     def run():
-                        kern(*[x[n] for n in names])
+                        kern(*[xk[n] for n in names])
 
                     us = time_us(run) / per
                     o = x[out].float()

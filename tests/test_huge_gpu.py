@@ -128,7 +128,7 @@ def test_int64_offsets_backward():
     T, H, HV, L2, TAIL = MILLION, 2, 20, 963, 37
     T1, end = T - L2 - TAIL, T - TAIL
     p = huge_problem(T, H, HV, N=2, device=DEV)
-    assert p["v"].numel() > 2**31  # v, do, dv, the fp32 dq/dk per v-head; h and dh hold twice as many
+    assert p["v"].numel() > 2**31  # v, do, dv (and the SM120 program's fp32 dq/dk per v-head); h, dh twice as many
     cu = torch.tensor([0, T1, end], dtype=torch.int32, device=DEV)
     what = f"bwd T={T} H={H} HV={HV} (2^31+ elements)"
     fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, output_final_state=False)

@@ -5,6 +5,7 @@ docs/memory.md gives as a function of T, N, H, HV (to the caching allocator's ro
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 import torch
@@ -49,16 +50,25 @@ def fwd_bytes(T: int, N: int, HV: int, size: int, final: bool) -> dict[str, int]
             "final_state": (N if final else 0) * HV * 128 * 128 * 4, "seg_seq": 4 * segs, "ranges": 12 * segs * HV}
 
 
+def chunk_kernel_sums_groups() -> bool:
+    """Whether the chunk-gradient kernel that runs here sums dq and dk over each group of v-heads (the
+    SM90 program, also lowered for SM100) or writes them per v-head for the op to sum (the SM120 program;
+    FLASHQLA_KERNEL_FAMILY forces a family in check builds)."""
+    major, minor = torch.cuda.get_device_capability()
+    return os.environ.get("FLASHQLA_KERNEL_FAMILY", f"sm{major}{minor}") != "sm120"
+
+
 def bwd_bytes(T: int, N: int, H: int, HV: int, size: int, h0: bool) -> dict[str, int]:
-    """gdn_bwd's allocations alive at its peak (docs/memory.md): per-v-head fp32 dq/dk, the per-chunk
-    states h and dh, the other outputs, then the group sums (dq done, dk being cast)."""
+    """gdn_bwd's allocations alive at its peak (docs/memory.md): the per-chunk states h and dh, the
+    outputs; with the SM120 program also the per-v-head fp32 dq/dk and dk's fp32 group sum."""
     slots = (T + 63) // 64 + N
-    out = {"dq per v-head": T * HV * 128 * 4, "dk per v-head": T * HV * 128 * 4, "dv": T * HV * 128 * size,
-           "dg": T * HV * 4, "dbeta": T * HV * 4, "dh0": (N if h0 else 0) * HV * 128 * 128 * 4,
+    out = {"dv": T * HV * 128 * size, "dg": T * HV * 4, "dbeta": T * HV * 4, "dh0": (N if h0 else 0) * HV * 128 * 128 * 4,
            "h": slots * HV * 128 * 128 * size, "dh": slots * HV * 128 * 128 * size,
            "dq": T * H * 128 * size, "dk": T * H * 128 * size}
-    if HV != H:
-        out["dk group sum (fp32)"] = T * H * 128 * 4
+    if not chunk_kernel_sums_groups():
+        out.update({"dq per v-head": T * HV * 128 * 4, "dk per v-head": T * HV * 128 * 4})
+        if HV != H:
+            out["dk group sum (fp32)"] = T * H * 128 * 4
     return out
 
 

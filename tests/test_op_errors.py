@@ -78,8 +78,11 @@ FWD_CASES = [
                                              v=bf16(1, 64, 32, 128, d=d), g=torch.zeros(1, 64, 32, device=d),
                                              beta=torch.zeros(1, 64, 32, device=d), initial_state=None,
                                              cu_seqlens=torch.zeros(2**25 + 1, dtype=torch.int32, device=d)),
-     r"too many tokens, sequences or heads for the kernels' 32-bit token positions and block indices "
-     r"\(T = 64, N = 33554432, HV = 32\)"),
+     # CUDA caps the sequences first (one CTA row each on a grid dimension of 65535)
+     {"cpu": r"too many tokens, sequences or heads for the kernels' 32-bit token positions and block indices "
+             r"\(T = 64, N = 33554432, HV = 32\)",
+      "cuda": r"cu_seqlens holds 33554432 sequences; the CUDA kernels take at most 65534 per call "
+              r"\(split the batch\)"}),
 ]
 
 BWD_CASES = [
@@ -97,7 +100,10 @@ def _snapshot(args: dict) -> dict:
     return {n: t.clone() for n, t in args.items() if isinstance(t, torch.Tensor)}
 
 
-def expect_op_error(d, op, args: dict, op_name: str, match: str) -> None:
+def expect_op_error(d, op, args: dict, op_name: str, match: str | dict) -> None:
+    """`match`: the message pattern, or one per device type where the checks differ."""
+    if isinstance(match, dict):
+        match = match[d]
     before = _snapshot(args)
     with pytest.raises(RuntimeError, match=rf"flashqla::{op_name}: {match}"):
         op(*args.values())
@@ -147,6 +153,27 @@ def test_cuda_op_device_requirements():
     misaligned.copy_(a["q"])
     expect_op_error("cuda", torch.ops.flashqla.gdn_fwd, {**a, "q": misaligned}, "gdn_fwd",
                     r"q must start at a 16-byte aligned address")
+
+
+@pytest.mark.gpu
+def test_cuda_sequence_count_limit():
+    """More sequences than the kernels' grid rows (65534 per call): a clear error naming cu_seqlens from the
+    API (ValueError) and from the op (RuntimeError), nothing launched; 65534 sequences still run."""
+    import flashqla
+
+    for n, ok in ((flashqla.validate.MAX_CUDA_SEQS + 1, False), (flashqla.validate.MAX_CUDA_SEQS, True)):
+        p = make_problem(1, n, 1, 1, device="cuda", N=n, h0=False)
+        cu = torch.arange(n + 1, dtype=torch.int32, device="cuda")  # n one-token sequences
+        args = dict(q=p["q"], k=p["k"], v=p["v"], g=p["g"], beta=p["beta"], scale=0.088, initial_state=None,
+                    cu_seqlens=cu, output_final_state=False, state_v_first=False)
+        if ok:
+            o = torch.ops.flashqla.gdn_fwd(*args.values())[0]
+            assert bool(torch.isfinite(o).all())
+            continue
+        with pytest.raises(ValueError, match=r"`cu_seqlens` holds 65535 sequences; the CUDA kernels take at most"):
+            flashqla.chunk_gated_delta_rule(p["q"], p["k"], p["v"], p["g"], p["beta"], cu_seqlens=cu)
+        expect_op_error("cuda", torch.ops.flashqla.gdn_fwd, args, "gdn_fwd",
+                        r"cu_seqlens holds 65535 sequences; the CUDA kernels take at most 65534 per call")
 
 
 CLAMP_CASES = [([-5, 20, 70], [0, 20, 70]), ([0, 20, 10**6], [0, 20, 70]), ([0, 20, 2**31 - 1], [0, 20, 70])]

@@ -1,6 +1,9 @@
 // torch.ops.flashqla.gdn_bwd on CUDA: recompute the per-chunk start states (the forward kernel with
 // states stored by chunk slot), run the reverse state-gradient recurrence, then the chunk-parallel
-// gradient kernel; finally sum dq and dk over each group of v-heads.
+// gradient kernel, which sums dq and dk over each group of v-heads (the SM120 program, within its 99 KB of
+// shared memory, writes them per v-head in fp32 and the op sums them).
+#include <cstring>
+
 #include "dispatch.h"
 #include "gdn_common.h"
 #include "ops.h"
@@ -9,6 +12,11 @@ namespace flashqla {
 
 namespace {
 constexpr const char* kOp = "flashqla::gdn_bwd";
+
+// The chunk-gradient programs differ in what they write for dq and dk: the SM90 program (also lowered for
+// SM100) sums each group of v-heads in the kernel ([1, T, H, K] in q's dtype); the SM120 program writes
+// them per v-head ([1, T, HV, K] fp32) and group_sum below adds them up. Same launcher signature.
+bool chunk_kernel_sums_groups(const char* family) { return std::strcmp(family, "sm120") != 0; }
 
 // [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
@@ -41,16 +49,21 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   }
 
   torch::stable::accelerator::DeviceGuard guard(d.device);
-  Tensor dq_v = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
-  Tensor dk_v = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
+  const auto& chunk = find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
+  const bool summed = chunk_kernel_sums_groups(chunk.family);
+  // dq and dk as the chunk kernel writes them: summed over each group in q's dtype, or per v-head in fp32
+  Tensor dq_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
+                       : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
+  Tensor dk_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
+                       : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
   Tensor dv = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
   Tensor dg = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
   Tensor dbeta = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
   Tensor dh0 = torch::stable::new_empty(g_cumsum, {initial_state.has_value() ? d.N : 0, d.HV, kHeadDim, kHeadDim});
-  poison({&dq_v, &dk_v, &dv, &dg, &dbeta, &dh0});
+  poison({&dq_out, &dk_out, &dv, &dg, &dbeta, &dh0});
 
   if (d.T == 0 || d.N == 0) {  // no token is part of a sequence: only the state passes through
-    for (Tensor* t : {&dq_v, &dk_v, &dv, &dg, &dbeta}) torch::stable::zero_(*t);
+    for (Tensor* t : {&dq_out, &dk_out, &dv, &dg, &dbeta}) torch::stable::zero_(*t);
     if (initial_state.has_value()) {
       if (dht.has_value()) {
         torch::stable::copy_(dh0, *dht);
@@ -58,7 +71,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
         torch::stable::zero_(dh0);
       }
     }
-    return {group_sum(dq_v, d), group_sum(dk_v, d), dv, dg, dbeta, dh0};
+    if (summed) return {dq_out, dk_out, dv, dg, dbeta, dh0};
+    return {group_sum(dq_out, d), group_sum(dk_out, d), dv, dg, dbeta, dh0};
   }
   for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"A", &A}, {"do", &do_}}) {
     check_aligned16(kOp, name, *t);
@@ -86,13 +100,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
 
   // 3. every token's gradients, chunk-parallel
-  const auto& chunk = find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
   rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_v.data_ptr(), dk_v.data_ptr(),
+                beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_out.data_ptr(), dk_out.data_ptr(),
                 dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale), group_size(d), d.T, d.H,
                 d.HV, d.N + 1, d.num_slots(), stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-  return {group_sum(dq_v, d), group_sum(dk_v, d), dv, dg, dbeta, dh0};
+  if (summed) return {dq_out, dk_out, dv, dg, dbeta, dh0};
+  return {group_sum(dq_out, d), group_sum(dk_out, d), dv, dg, dbeta, dh0};
 }
 
 }  // namespace flashqla

@@ -42,6 +42,9 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
   STD_TORCH_CHECK(cu_seqlens.dim() == 1 && cu_seqlens.size(0) >= 1, op,
                   ": cu_seqlens must have shape [N + 1], got ", shape_str(cu_seqlens));
   const int64_t N = cu_seqlens.size(0) - 1;
+  // one CTA row per sequence (plus one for the padding tail) on blockIdx.z of the sequential kernels
+  STD_TORCH_CHECK(N + 1 <= kMaxGridRows, op, ": cu_seqlens holds ", N, " sequences; the CUDA kernels take at most ",
+                  kMaxGridRows - 1, " per call (split the batch)");
   if (initial_state.has_value()) {
     check_cuda_contiguous(op, "initial_state", *initial_state, device);
     check_dtype(op, "initial_state", *initial_state, ScalarType::Float);
@@ -72,6 +75,9 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   const auto& plan_kernel = find_variant("gdn_seg_plan", gdn_seg_plan_variants, d.device, "", 0);
   const SegmentPlan sp =
       plan_segments(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
+  STD_TORCH_CHECK(!sp.cp || 2 * sp.num_segs <= kMaxGridRows, op, ": cp_segment_chunks = ", cp_segment_chunks,
+                  " splits the ", d.T, " tokens into ", sp.num_segs, " segment slots; the warm-up pass runs at most ",
+                  kMaxGridRows / 2, ": use longer segments");
   // pointers of absent optional tensors are never dereferenced (their flags are 0)
   void* unused = g_cumsum.data_ptr();
   void* h0 = initial_state.has_value() ? initial_state->data_ptr() : unused;

@@ -47,6 +47,7 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
   double best = one_segment * kMinGain;
   int64_t best_chunks = 0;
   for (int64_t L = kMinSegChunks; L < chunks; L *= 2) {
+    if (2 * (ceil_div(T, L * kChunkTokens) + N) > kMaxGridRows) continue;  // the warm-up pass's rows
     const int64_t segs = ceil_div(chunks, L);
     const double waves = double(ceil_div(N * segs * heads, sms));
     const double cost = double(L) * waves * (1.0 + kWarmupFactor) + double(segs) * kCorrectionStep;

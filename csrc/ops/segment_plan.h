@@ -8,6 +8,10 @@
 
 namespace flashqla {
 
+// The sequential kernels run one CTA row per segment slot on blockIdx.z (the row is the slowest grid index,
+// so that a sequence's CTAs start together), and the warm-up pass runs two rows per slot: at most this many.
+constexpr int64_t kMaxGridRows = 65535;
+
 struct SegmentPlan {
   bool cp = false;         // several segments per sequence: warm-up pass + correction run
   int64_t seg_tokens = 0;  // segment length in tokens, a multiple of the chunk size

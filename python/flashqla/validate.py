@@ -19,6 +19,9 @@ CHUNK = 64
 QKV_DTYPES = (torch.bfloat16, torch.float16)
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
 OFFSET_DTYPES = (torch.int32, torch.int64)
+# the CUDA kernels run one CTA row per sequence (and one for the padding tail) on a grid dimension of at
+# most 65535 (csrc/ops/segment_plan.h, kMaxGridRows)
+MAX_CUDA_SEQS = 65534
 INT32_MAX = 2**31 - 1
 
 
@@ -88,6 +91,9 @@ def check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_fir
         N = cu_seqlens.numel() - 1
     else:
         N = B
+    if q.device.type == "cuda" and N > MAX_CUDA_SEQS:
+        _fail("cu_seqlens" if cu_seqlens is not None else "q",
+              f"holds {N} sequences; the CUDA kernels take at most {MAX_CUDA_SEQS} per call (split the batch)")
     check_index_limits(B * T, N, HV)
     if initial_state is not None:
         if not isinstance(initial_state, torch.Tensor):

@@ -1,4 +1,5 @@
-"""Per-chunk gradients of the GDN backward (SM90), one CTA per (chunk slot, v-head).
+"""Per-chunk gradients of the GDN backward (SM90), one CTA per (chunk slot, qk-head), walking the
+group of v-heads that share the qk-head.
 
 Given the chunk's start state S~0 = h[slot] and end-state gradient dS~1 = dh[slot] (both from the
 sequential kernels), every token gradient of the chunk is local (docs/gdn_chunk_derivation.md,
@@ -12,9 +13,20 @@ sequential kernels), every token gradient of the chunk is local (docs/gdn_chunk_
     dgc = row sums of the gate terms; E - E^T is reduced in fp32 (row sums minus column sums,
           no transpose), and the whole-chunk terms land on the chunk's last real token.
 
-dg (w.r.t. the raw g) is the reverse chunk-local cumsum of dgc. dq and dk are per v-head (fp32);
-the op sums each group of v-heads. Every CTA computes unconditionally; stores are masked, and
-slots of the padding tail write zeros.
+dg (w.r.t. the raw g) is the reverse chunk-local cumsum of dgc. dq and dk of a qk-head are the sums of
+dQ and dK over its group of v-heads: the CTA accumulates them in fp32 fragments across the group, in
+v-head order (deterministic), and stores them once in q's dtype (no per-v-head fp32 copies, no second
+pass to sum them). The state parts of dQ and dK, whose row products with Q and K feed dg, are formed
+in a scratch fragment before they join the sums. Q and K are loaded once per CTA.
+
+Shared memory: TileLang keeps a buffer used inside a loop alive for the whole loop (no aliasing by
+liveness there), so the v-head loop reuses buffers by hand where shape and dtype match and the uses do
+not overlap: dO's buffer holds dVg once dO S0^T and Pg^T dO are done, Vd's holds dVd once dO Vd^T and
+Vd dS1^T are done, Ag's holds dA after dv = Ag^T dVd, Pg's holds A^T dA after dVd, dP's holds
+dKK + dKK^T, and one padded fp32 buffer holds E's first part, E, dAb * A and dKK in turn. Registers:
+dQ and dK live across the whole loop, so U = K S0 and Gamma are formed again where they are needed
+late instead of being held (one more 64 x 128 x 128 GEMM and one exp2 per element of Gamma per v-head).
+Every CTA computes unconditionally; stores are masked, and slots of the padding tail write zeros.
 """
 
 import tilelang.language as T
@@ -53,18 +65,18 @@ def gdn_bwd_chunk_sm90(
         cu_seqlens: T.Tensor((N1,), "int32"),
         h: T.Tensor((NH, HV, K, V), dtype),
         dh: T.Tensor((NH, HV, K, V), dtype),
-        dq: T.Tensor((num_tokens, HV, K), accum),  # per v-head
-        dk: T.Tensor((num_tokens, HV, K), accum),  # per v-head
+        dq: T.Tensor((num_tokens, H, K), dtype),  # summed over the group of v-heads
+        dk: T.Tensor((num_tokens, H, K), dtype),  # summed over the group of v-heads
         dv: T.Tensor((num_tokens, HV, V), dtype),
         dg: T.Tensor((num_tokens, HV), accum),
         dbeta: T.Tensor((num_tokens, HV), accum),
         scale: T.float32,
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # grid (slot, qk-head, v-head in the group): TileLang re-derives every index in 64 bits inside each
-        # predicated load and store, where a division costs ~100 instructions; here there is none
-        with T.Kernel(NH, H, group, threads=threads) as (slot, hq, j):
-            hv = hq * group + j
+        # grid (slot, qk-head); the v-heads hq * group + jv of the group are a loop. TileLang re-derives every
+        # index in 64 bits inside each predicated load and store, where a division costs ~100 instructions;
+        # here there is none
+        with T.Kernel(NH, H, threads=threads) as (slot, hq):
             num_seqs = N1 - 1
 
             seq = T.alloc_var("int32", init=0)
@@ -80,10 +92,19 @@ def gdn_bwd_chunk_sm90(
             q_s = T.alloc_shared((BT, K), dtype)
             k_s = T.alloc_shared((BT, K), dtype)
             w_s = T.alloc_shared((BT, V), dtype)  # V, then W = V - gamma * U in place
-            do_s = T.alloc_shared((BT, V), dtype)
+            do_s = T.alloc_shared((BT, V), dtype)  # dO, then dVg
             a_s = T.alloc_shared((BT, BT), dtype)
             h_s = T.alloc_shared((K, V), dtype)  # S~0
             dh_s = T.alloc_shared((K, V), dtype)  # dS~1
+            vd_s = T.alloc_shared((BT, V), dtype)  # Vd, then dVd
+            ag_s = T.alloc_shared((BT, BT), dtype)  # Ag, then dA = dAb * beta_col
+            pg_s = T.alloc_shared((BT, BT), dtype)  # Pg, then A^T dA
+            dp_s = T.alloc_shared((BT, BT), dtype)  # dP, then dKK + dKK^T
+            # fp32 C x C matrix written in the accumulator layout and read transposed (E, then dAb * A, then
+            # dKK): rows padded to BT + 4 floats so that a warp's 8 rows x 4 column pairs fall in distinct
+            # banks (a 64-float stride puts each column of a warp in one bank: 8-way conflicts on write,
+            # 4-way on the read)
+            sq_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             g_s = T.alloc_shared((BT,), accum)
             b_s = T.alloc_shared((BT,), accum)
             gam_s = T.alloc_shared((BT,), accum)
@@ -99,29 +120,14 @@ def gdn_bwd_chunk_sm90(
             db2_s = T.alloc_shared((BT,), accum)  # sum_j dL_ij (K K^T)_ij
             hs_s = T.alloc_shared((K,), accum)  # row sums of S0 * dS1
             dgc_s = T.alloc_shared((BT,), accum)
-            ag_s = T.alloc_shared((BT, BT), dtype)
-            pg_s = T.alloc_shared((BT, BT), dtype)
-            vd_s = T.alloc_shared((BT, V), dtype)
-            dvd_s = T.alloc_shared((BT, V), dtype)
-            dvg_s = T.alloc_shared((BT, V), dtype)
-            dp_s = T.alloc_shared((BT, BT), dtype)
-            da_s = T.alloc_shared((BT, BT), dtype)
-            tmp_s = T.alloc_shared((BT, BT), dtype)
-            # fp32 C x C matrices written in the accumulator layout and read transposed: rows padded to
-            # BT + 4 floats so that a warp's 8 rows x 4 column pairs fall in distinct banks (a 64-float
-            # stride puts each column of a warp in one bank: 8-way conflicts on write, 4-way on the read)
-            dkk_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
-            e_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # E, exact fp32
-            dba_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # dAb * A, exact fp32
-            sym_s = T.alloc_shared((BT, BT), dtype)
 
-            gm = T.alloc_fragment((BT, BT), accum)  # Gamma
-            pg = T.alloc_fragment((BT, BT), accum)  # scale * Gamma * P, then E
-            mat = T.alloc_fragment((BT, BT), accum)  # scratch C x C
-            u = T.alloc_fragment((BT, V), accum)  # U, then U * dVg
+            gm = T.alloc_fragment((BT, BT), accum)  # Gamma (recompute phase)
+            pg = T.alloc_fragment((BT, BT), accum)  # scale * Gamma * P, then E, then dL * K K^T
+            mat = T.alloc_fragment((BT, BT), accum)  # dPg, then dAb, then dL
+            u = T.alloc_fragment((BT, V), accum)  # U (recompute), U again, then U * dVg
             acc = T.alloc_fragment((BT, V), accum)  # scratch C x V
-            dkf = T.alloc_fragment((BT, K), accum)  # dK
-            dqf = T.alloc_fragment((BT, K), accum)  # dQ
+            dkf = T.alloc_fragment((BT, K), accum)  # dK, summed over the group
+            dqf = T.alloc_fragment((BT, K), accum)  # dQ, summed over the group
             rows_v = T.alloc_fragment((BT,), accum)  # row sums of C x V fragments
             rows_c = T.alloc_fragment((BT,), accum)  # row sums of C x C fragments
             tr = T.alloc_fragment((BT, BT), accum)  # a C x C matrix read transposed from fp32 shared
@@ -129,153 +135,174 @@ def gdn_bwd_chunk_sm90(
             hsum = T.alloc_fragment((K,), accum)
             hprod = T.alloc_fragment((K, V), accum)
 
-            # ---- loads (rows past the chunk's end are zero; g repeats the last real cumsum)
+            # ---- the qk-head's loads (rows past the chunk's end are zero), once for the group
             for r, c in T.Parallel(BT, K):
                 q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
                 k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
-            for r, c in T.Parallel(BT, V):
-                w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
-                do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
-            for r, c in T.Parallel(BT, BT):
-                a_s[r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
-            T.copy(h[slot, hv, 0:K, 0:V], h_s)
-            T.copy(dh[slot, hv, 0:K, 0:V], dh_s)
-            for r in T.Parallel(BT):
-                g_s[r] = T.if_then_else(n_valid > 0, g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv], 0.0)
-                b_s[r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
-            for r in T.Parallel(BT):
-                gam_s[r] = T.exp2(g_s[r] * LOG2E)
-                rr_s[r] = T.if_then_else(r < n_valid, T.exp2((g_s[BT - 1] - g_s[r]) * LOG2E), 0.0)
+            T.clear(dqf)
+            T.clear(dkf)
 
-            # ---- recompute the forward: P, Gamma, Ag, Pg, U, W, Vd
-            T.gemm(q_s, k_s, pg, transpose_B=True, clear_accum=True)
-            for r, c in T.Parallel(BT, BT):
-                gm[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
-            for r, c in T.Parallel(BT, BT):
-                pg[r, c] = scale * gm[r, c] * pg[r, c]
-                ag_s[r, c] = T.cast(gm[r, c] * a_s[r, c] * b_s[c], dtype)
-                pg_s[r, c] = T.cast(pg[r, c], dtype)
-            T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
-            # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
-            for r, c in T.Parallel(BT, V):
-                acc[r, c] = w_s[r, c] - gam_s[r] * u[r, c]
-            T.copy(acc, w_s)
-            T.gemm(ag_s, w_s, acc, clear_accum=True)  # Vd = Ag W
-            T.copy(acc, vd_s)
+            for jv in T.serial(group):
+                hv = hq * group + jv
+                T.sync_threads()  # the previous v-head's last reads of the shared buffers are done
 
-            # ---- dVd = r * (K dS1) + Pg^T dO;  dv = Ag^T dVd;  dVg = -gamma * dv
-            T.gemm(k_s, dh_s, acc, clear_accum=True)
-            for r, c in T.Parallel(BT, V):
-                acc[r, c] *= rr_s[r]
-            T.gemm(pg_s, do_s, acc, transpose_A=True)
-            T.copy(acc, dvd_s)
-            T.gemm(ag_s, dvd_s, acc, transpose_A=True, clear_accum=True)
-            for r, c in T.Parallel(BT, V):
+                # ---- the v-head's loads (g repeats the last real cumsum)
+                for r, c in T.Parallel(BT, V):
+                    w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
+                    do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
+                for r, c in T.Parallel(BT, BT):
+                    a_s[r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+                T.copy(h[slot, hv, 0:K, 0:V], h_s)
+                T.copy(dh[slot, hv, 0:K, 0:V], dh_s)
+                for r in T.Parallel(BT):
+                    g_s[r] = T.if_then_else(n_valid > 0, g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv], 0.0)
+                    b_s[r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
+                for r in T.Parallel(BT):
+                    gam_s[r] = T.exp2(g_s[r] * LOG2E)
+                    rr_s[r] = T.if_then_else(r < n_valid, T.exp2((g_s[BT - 1] - g_s[r]) * LOG2E), 0.0)
+
+                # ---- recompute the forward: P, Gamma, Ag, Pg, U, W, Vd
+                T.gemm(q_s, k_s, pg, transpose_B=True, clear_accum=True)
+                for r, c in T.Parallel(BT, BT):
+                    gm[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
+                for r, c in T.Parallel(BT, BT):
+                    pg[r, c] = scale * gm[r, c] * pg[r, c]
+                    ag_s[r, c] = T.cast(gm[r, c] * a_s[r, c] * b_s[c], dtype)
+                    pg_s[r, c] = T.cast(pg[r, c], dtype)
+                T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
+                # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
+                for r, c in T.Parallel(BT, V):
+                    acc[r, c] = w_s[r, c] - gam_s[r] * u[r, c]
+                T.copy(acc, w_s)
+                T.gemm(ag_s, w_s, acc, clear_accum=True)  # Vd = Ag W
+                T.copy(acc, vd_s)
+
+                # ---- dPg = dO Vd^T: E's first part Pg * dPg (kept in fp32 shared memory until its second part),
+                # dP; dQ += dP K, dK += dP^T Q
+                T.gemm(do_s, vd_s, mat, transpose_B=True, clear_accum=True)
+                for r, c in T.Parallel(BT, BT):
+                    sq_s[r, c] = pg[r, c] * mat[r, c]
+                    dp_s[r, c] = T.cast(scale * gm[r, c] * mat[r, c], dtype)
+                T.gemm(dp_s, k_s, dqf)  # dQ += dP K
+                T.gemm(dp_s, q_s, dkf, transpose_A=True)  # dK += dP^T Q
+
+                # ---- dK's r part: r * (Vd dS1^T) in acc (its row products with K: the gate of r), into the sum
+                T.gemm(vd_s, dh_s, acc, transpose_B=True, clear_accum=True)
+                for r, c in T.Parallel(BT, K):
+                    acc[r, c] *= rr_s[r]
+                for r, c in T.Parallel(BT, K):
+                    dkf[r, c] += acc[r, c]
+                    acc[r, c] = acc[r, c] * k_s[r, c]
+                T.reduce_sum(acc, rows_v, dim=1)
+                for r in T.Parallel(BT):
+                    ka_s[r] = rows_v[r]
+
+                # ---- dQ's state part: scale * gamma * (dO S0^T) in acc (its row products with Q: a gate), into the sum
+                T.gemm(do_s, h_s, acc, transpose_B=True, clear_accum=True)
+                for r, c in T.Parallel(BT, K):
+                    acc[r, c] *= scale * gam_s[r]
+                for r, c in T.Parallel(BT, K):
+                    dqf[r, c] += acc[r, c]
+                    acc[r, c] = acc[r, c] * q_s[r, c]
+                T.reduce_sum(acc, rows_v, dim=1)
+                for r in T.Parallel(BT):
+                    gq_s[r] = rows_v[r]
+
+                # ---- dVd = r * (K dS1) + Pg^T dO, into Vd's buffer (Vd is no longer read)
+                T.gemm(k_s, dh_s, acc, clear_accum=True)
+                for r, c in T.Parallel(BT, V):
+                    acc[r, c] *= rr_s[r]
+                T.gemm(pg_s, do_s, acc, transpose_A=True)
+                T.copy(acc, vd_s)
+
+                # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read);
+                # gate of W: dgc_i += sum_v dVg_iv U_iv, with U = K S0 formed again (not held since the recompute)
+                T.gemm(ag_s, vd_s, acc, transpose_A=True, clear_accum=True)
+                for r, c in T.Parallel(BT, V):
+                    if r < n_store:
+                        dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
+                for r, c in T.Parallel(BT, V):
+                    acc[r, c] = -gam_s[r] * acc[r, c]
+                    do_s[r, c] = T.cast(acc[r, c], dtype)
+                T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
+                for r, c in T.Parallel(BT, V):
+                    u[r, c] = u[r, c] * acc[r, c]
+                T.reduce_sum(u, rows_v, dim=1)
+                for r in T.Parallel(BT):
+                    gu_s[r] = rows_v[r]
+                T.gemm(do_s, h_s, dkf, transpose_B=True)  # dK += dVg S0^T
+
+                # ---- dAb = Gamma * (dVd W^T); E += dAb * Ab; dA = dAb * beta_col into Ag's buffer (its last read
+                # was dv); Gamma is formed again (not held since the recompute)
+                T.gemm(vd_s, w_s, mat, transpose_B=True, clear_accum=True)
+                for r, c in T.Parallel(BT, BT):
+                    mat[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0) * mat[r, c]  # dAb
+                    pg[r, c] = sq_s[r, c] + mat[r, c] * a_s[r, c] * b_s[c]  # E
+                    ag_s[r, c] = T.cast(mat[r, c] * b_s[c], dtype)  # dA
+                # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are row sums of E^T
+                # read back from fp32 shared memory (exact, no bf16 transpose)
+                T.reduce_sum(pg, rows_c, dim=1)
+                for r, c in T.Parallel(BT, BT):
+                    sq_s[r, c] = pg[r, c]
+                for r, c in T.Parallel(BT, BT):
+                    tr[r, c] = sq_s[c, r]
+                T.reduce_sum(tr, rows_t, dim=1)
+                for r in T.Parallel(BT):
+                    er_s[r] = rows_c[r]
+                for r in T.Parallel(BT):
+                    ec_s[r] = rows_t[r]
+                # dbeta_j = sum_i dAb_ij A_ij, the same way
+                for r, c in T.Parallel(BT, BT):
+                    sq_s[r, c] = mat[r, c] * a_s[r, c]
+                for r, c in T.Parallel(BT, BT):
+                    tr[r, c] = sq_s[c, r]
+                T.reduce_sum(tr, rows_t, dim=1)
+                for r in T.Parallel(BT):
+                    db1_s[r] = rows_t[r]
+
+                # ---- through the inverse: dL = strictLower(-A^T dA A^T), dKK = diag(beta) dL
+                T.gemm(a_s, ag_s, mat, transpose_A=True, clear_accum=True)
+                T.copy(mat, pg_s)  # A^T dA (Pg's last read was dVd)
+                T.gemm(pg_s, a_s, mat, transpose_B=True, clear_accum=True)
+                T.gemm(k_s, k_s, pg, transpose_B=True, clear_accum=True)  # K K^T (E's sums are taken)
+                for r, c in T.Parallel(BT, BT):
+                    mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
+                    pg[r, c] = mat[r, c] * pg[r, c]
+                    sq_s[r, c] = b_s[r] * mat[r, c]  # dKK
+                T.reduce_sum(pg, rows_c, dim=1)
+                for r in T.Parallel(BT):
+                    db2_s[r] = rows_c[r]
+                for r, c in T.Parallel(BT, BT):
+                    dp_s[r, c] = T.cast(sq_s[r, c] + sq_s[c, r], dtype)  # dKK + dKK^T (dP's last read is done)
+                T.gemm(dp_s, k_s, dkf)  # dK += (dKK + dKK^T) K
+
+                # ---- the v-head's dg and dbeta; whole-chunk terms on the last real token:
+                # gamma_last <dS1, S0> + sum K * dK_r (the 64-register product here, where little else is live)
+                for a, b in T.Parallel(K, V):
+                    hprod[a, b] = T.cast(h_s[a, b], accum) * T.cast(dh_s[a, b], accum)
+                T.reduce_sum(hprod, hsum, dim=1)
+                T.copy(hsum, hs_s)
+                for r in T.Parallel(BT):
+                    dgc_s[r] = T.if_then_else(
+                        r < n_valid, gu_s[r] - ka_s[r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
+                for r in T.Parallel(BT):
+                    if r == last:
+                        for j in T.serial(K):
+                            dgc_s[r] += gam_s[BT - 1] * hs_s[j]
+                        for j in T.serial(BT):
+                            dgc_s[r] += ka_s[j]
+                T.cumsum(dgc_s, dim=0, reverse=True)
+                for r in T.Parallel(BT):
+                    if r < n_store:
+                        dg[t0 + r, hv] = T.if_then_else(r < n_valid, dgc_s[r], 0.0)
+                        dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
+
+            # ---- the qk-head's dq and dk: the group's sums, once, in q's dtype
+            for r, c in T.Parallel(BT, K):
                 if r < n_store:
-                    dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
-            for r, c in T.Parallel(BT, V):
-                acc[r, c] = -gam_s[r] * acc[r, c]
-                dvg_s[r, c] = T.cast(acc[r, c], dtype)
-            # gate of W: dgc_i += sum_v dVg_iv U_iv
-            for r, c in T.Parallel(BT, V):
-                u[r, c] = u[r, c] * acc[r, c]
-            T.reduce_sum(u, rows_v, dim=1)
-            for r in T.Parallel(BT):
-                gu_s[r] = rows_v[r]
-
-            # ---- dK: r * (Vd dS1^T) (the gate of r), then + dVg S0^T
-            T.gemm(vd_s, dh_s, dkf, transpose_B=True, clear_accum=True)
-            for r, c in T.Parallel(BT, K):
-                dkf[r, c] *= rr_s[r]
-            for r, c in T.Parallel(BT, K):
-                acc[r, c] = dkf[r, c] * k_s[r, c]
-            T.reduce_sum(acc, rows_v, dim=1)
-            for r in T.Parallel(BT):
-                ka_s[r] = rows_v[r]
-            T.gemm(dvg_s, h_s, dkf, transpose_B=True)
-
-            # ---- dQ = scale * gamma * (dO S0^T) (+ its gate), then the intra-chunk part dP
-            T.gemm(do_s, h_s, dqf, transpose_B=True, clear_accum=True)
-            for r, c in T.Parallel(BT, K):
-                dqf[r, c] *= scale * gam_s[r]
-            for r, c in T.Parallel(BT, K):
-                acc[r, c] = dqf[r, c] * q_s[r, c]
-            T.reduce_sum(acc, rows_v, dim=1)
-            for r in T.Parallel(BT):
-                gq_s[r] = rows_v[r]
-            T.gemm(do_s, vd_s, mat, transpose_B=True, clear_accum=True)  # dPg = dO Vd^T
-            for r, c in T.Parallel(BT, BT):
-                pg[r, c] = pg[r, c] * mat[r, c]  # E = Pg * dPg (first part)
-                dp_s[r, c] = T.cast(scale * gm[r, c] * mat[r, c], dtype)
-            T.gemm(dp_s, k_s, dqf)  # dQ += dP K
-            T.gemm(dp_s, q_s, dkf, transpose_A=True)  # dK += dP^T Q
+                    dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
             for r, c in T.Parallel(BT, K):
                 if r < n_store:
-                    dq[t0 + r, hv, c] = T.if_then_else(r < n_valid, dqf[r, c], 0.0)
-
-            # ---- through Ag = Gamma * A * beta_col: dAb = Gamma * (dVd W^T)
-            T.gemm(dvd_s, w_s, mat, transpose_B=True, clear_accum=True)
-            for r, c in T.Parallel(BT, BT):
-                mat[r, c] = gm[r, c] * mat[r, c]  # dAb
-                pg[r, c] += mat[r, c] * a_s[r, c] * b_s[c]  # E += dAb * Ab
-                da_s[r, c] = T.cast(mat[r, c] * b_s[c], dtype)  # dA = dAb * beta_col
-                dba_s[r, c] = mat[r, c] * a_s[r, c]
-            # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are row sums of E^T
-            # read back from fp32 shared memory (exact, no bf16 transpose)
-            T.reduce_sum(pg, rows_c, dim=1)
-            for r, c in T.Parallel(BT, BT):
-                e_s[r, c] = pg[r, c]
-            for r, c in T.Parallel(BT, BT):
-                tr[r, c] = e_s[c, r]
-            T.reduce_sum(tr, rows_t, dim=1)
-            for r in T.Parallel(BT):
-                er_s[r] = rows_c[r]
-            for r in T.Parallel(BT):
-                ec_s[r] = rows_t[r]
-            # dbeta_j = sum_i dAb_ij A_ij
-            for r, c in T.Parallel(BT, BT):
-                tr[r, c] = dba_s[c, r]
-            T.reduce_sum(tr, rows_t, dim=1)
-            for r in T.Parallel(BT):
-                db1_s[r] = rows_t[r]
-
-            # ---- through the inverse: dL = strictLower(-A^T dA A^T), dKK = diag(beta) dL
-            T.gemm(a_s, da_s, mat, transpose_A=True, clear_accum=True)
-            T.copy(mat, tmp_s)
-            T.gemm(tmp_s, a_s, mat, transpose_B=True, clear_accum=True)
-            T.gemm(k_s, k_s, pg, transpose_B=True, clear_accum=True)  # K K^T
-            for r, c in T.Parallel(BT, BT):
-                mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
-                pg[r, c] = mat[r, c] * pg[r, c]
-                dkk_s[r, c] = b_s[r] * mat[r, c]
-            T.reduce_sum(pg, rows_c, dim=1)
-            for r in T.Parallel(BT):
-                db2_s[r] = rows_c[r]
-            for r, c in T.Parallel(BT, BT):
-                sym_s[r, c] = T.cast(dkk_s[r, c] + dkk_s[c, r], dtype)
-            T.gemm(sym_s, k_s, dkf)  # dK += (dKK + dKK^T) K
-            for r, c in T.Parallel(BT, K):
-                if r < n_store:
-                    dk[t0 + r, hv, c] = T.if_then_else(r < n_valid, dkf[r, c], 0.0)
-
-            # ---- whole-chunk terms on the last real token: gamma_last <dS1, S0> + sum K * dK_r
-            for a, b in T.Parallel(K, V):
-                hprod[a, b] = T.cast(h_s[a, b], accum) * T.cast(dh_s[a, b], accum)
-            T.reduce_sum(hprod, hsum, dim=1)
-            T.copy(hsum, hs_s)
-            for r in T.Parallel(BT):
-                dgc_s[r] = T.if_then_else(
-                    r < n_valid, gu_s[r] - ka_s[r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
-            for r in T.Parallel(BT):
-                if r == last:
-                    for j in T.serial(K):
-                        dgc_s[r] += gam_s[BT - 1] * hs_s[j]
-                    for j in T.serial(BT):
-                        dgc_s[r] += ka_s[j]
-            T.cumsum(dgc_s, dim=0, reverse=True)
-            for r in T.Parallel(BT):
-                if r < n_store:
-                    dg[t0 + r, hv] = T.if_then_else(r < n_valid, dgc_s[r], 0.0)
-                    dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
+                    dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
 
     return gdn_bwd_chunk

@@ -58,9 +58,11 @@ def gdn_bwd_dh_sm90(
         state_v_first: T.int32,
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # grid (sequence, qk-head, (v-head in the group, V slice)): head indices are block indices and
-        # products, never divisions in the 64-bit offsets TileLang re-derives in every load and store
-        with T.Kernel(N1 - 1, H, group * NV, threads=512) as (n, hq, jv):
+        # grid ((v-head in the group, V slice), qk-head, sequence): head indices are block indices and
+        # products, never divisions in the 64-bit offsets TileLang re-derives in every load and store. The
+        # sequence is the slowest grid index, so that a sequence's CTAs start together (sm90/gdn_fwd.py);
+        # it is blockIdx.z: at most 65535 sequences (checked by the op)
+        with T.Kernel(group * NV, H, N1 - 1, threads=512) as (jv, hq, n):
             hv = hq * group + jv // NV
             vb = jv % NV
             v0 = vb * BV

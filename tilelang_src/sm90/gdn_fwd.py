@@ -83,10 +83,14 @@ def gdn_fwd_sm90(
         warmup: T.int32,
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # grid (segment CTA, qk-head, (v-head in the group, V slice)): head indices are block indices and
+        # grid ((v-head in the group, V slice), qk-head, segment CTA): head indices are block indices and
         # products, never divisions in the 64-bit offsets TileLang re-derives in every load and store
-        # (a division there costs ~100 instructions; NV is a constant, so jv // NV is a shift)
-        with T.Kernel(NGRID, H, group * NV, threads=512) as (bx, hq, jv):
+        # (a division there costs ~100 instructions; NV is a constant, so jv // NV is a shift). The segment
+        # row is the slowest grid index: blocks start in the order of their linear index, so the CTAs of a
+        # row (a sequence without CP) start together; with the row fastest, a long sequence's CTAs were
+        # interleaved with a short one's and started in later waves ((16, 64) 24576+8192 took 1.25x the
+        # time of 1x32768). The row is blockIdx.z: at most 65535 rows (csrc/ops/segment_plan.cpp).
+        with T.Kernel(group * NV, H, NGRID, threads=512) as (jv, hq, bx):
             hv = hq * group + jv // NV
             vb = jv % NV
             seg = bx % NSEG
