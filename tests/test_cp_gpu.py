@@ -1,6 +1,6 @@
 """Intra-card context parallelism (CP) on the GPU: sequences split into segments whose start
-states come from a warm-up pass (heads whose decay reaches the threshold) or from the exact
-transition-matrix fallback (heads without decay).
+states (forward) or end-state gradients (backward) come from a warm-up pass (heads whose decay
+reaches the threshold) or from the exact transition-matrix fallback (heads without decay).
 
 Every case runs with CP forced on (short segments, so that a sequence has many), forced off,
 and automatic, and checks each against the float64 reference, and CP against no CP.
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import flashqla
-from flashqla.reference import gdn_chunk_ref
+from flashqla.reference import chunk_bwd_ref, gdn_chunk_ref
 from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
 
 pytestmark = pytest.mark.gpu
@@ -71,19 +71,55 @@ def test_cp_without_initial_state_and_final_state():
     assert rel_err(out.o, o_ref) <= TOL["o"]
 
 
-def test_cp_backward_recompute():
-    """The backward recomputes the chunk states through the same segments."""
-    p = make_problem(1, 3000, 2, 8, device=DEV, gate="strong")
+GRAD_NAMES = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
+
+
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("gate", ["strong", "mild"])
+@pytest.mark.parametrize("case", [c for c in CASES if c != "1x16384 H4/HV4"])
+def test_cp_backward_matches_reference_and_no_cp(case, gate, state_v_first):
+    """The backward's state-gradient recurrence (and its state recompute) by segments: every gradient
+    against the float64 chunked backward, and CP against no CP."""
+    H, HV, lengths, tail = CASES[case]
+    N, T = len(lengths), sum(lengths) + tail
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, T, H, HV, device=DEV, gate=gate, N=N)  # random states: either layout
+    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
+                                              initial_state=p["initial_state"], cu_seqlens=cu,
+                                              state_v_first=state_v_first, cp_segment_chunks=0)
     do = torch.randn_like(p["v"])
+    dht = torch.randn(N, HV, 128, 128, device=DEV) / 8
+    scale = 128 ** -0.5
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
+                        p["initial_state"], cu, state_v_first)
     grads = {}
+    for cp in (0, 1, 3, -1):
+        got = flashqla.chunk_gated_delta_rule_bwd(
+            p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
+            initial_state=p["initial_state"], cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=cp)
+        what = f"bwd {case} gate={gate} v_first={state_v_first} cp_segment_chunks={cp}"
+        for name, want in zip(GRAD_NAMES, ref):
+            err = record(name, rel_err(getattr(got, name), want), what)
+            assert err <= TOL["grad"], f"{what}: {name} rel err {err:.3e}"
+        grads[cp] = got
+    for cp in (1, 3, -1):
+        for name in GRAD_NAMES:
+            a, b = getattr(grads[cp], name), getattr(grads[0], name)
+            assert rel_err(a, b.double()) <= TOL_CP_VS_NOCP, f"cp_segment_chunks={cp}: {name}"
+
+
+def test_cp_backward_without_states():
+    """No initial state and no final-state gradient: the last segment starts from zero, no dh0."""
+    p = make_problem(1, 5000, 2, 8, device=DEV, gate="strong", h0=False)
+    fwd = run(p, None, 0)
+    do = torch.randn_like(p["v"])
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), None, 128 ** -0.5)
     for cp in (0, 2):
-        fwd = run(p, None, cp)
-        grads[cp] = flashqla.chunk_gated_delta_rule_bwd(
-            p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, None, initial_state=p["initial_state"],
-            cp_segment_chunks=cp)
-    for name in ("dq", "dk", "dv", "dg", "dbeta", "dh0"):
-        a, b = getattr(grads[2], name), getattr(grads[0], name)
-        assert rel_err(a, b.double()) <= TOL_CP_VS_NOCP, name
+        got = flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do,
+                                                  None, cp_segment_chunks=cp)
+        assert got.dh0 is None
+        for name, want in zip(GRAD_NAMES[:5], ref[:5]):
+            assert rel_err(getattr(got, name), want) <= TOL["grad"], f"cp_segment_chunks={cp}: {name}"
 
 
 def test_auto_cp_flag_reaches_the_kernels():

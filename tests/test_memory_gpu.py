@@ -60,11 +60,12 @@ def chunk_kernel_sums_groups() -> bool:
 
 def bwd_bytes(T: int, N: int, H: int, HV: int, size: int, h0: bool) -> dict[str, int]:
     """gdn_bwd's allocations alive at its peak (docs/memory.md): the per-chunk states h and dh, the
-    outputs; with the SM120 program also the per-v-head fp32 dq/dk and dk's fp32 group sum."""
+    outputs, the segment tables; with the SM120 program also the per-v-head fp32 dq/dk and dk's fp32 group sum."""
     slots = (T + 63) // 64 + N
     out = {"dv": T * HV * 128 * size, "dg": T * HV * 4, "dbeta": T * HV * 4, "dh0": (N if h0 else 0) * HV * 128 * 128 * 4,
            "h": slots * HV * 128 * 128 * size, "dh": slots * HV * 128 * 128 * size,
-           "dq": T * H * 128 * size, "dk": T * H * 128 * size}
+           "dq": T * H * 128 * size, "dk": T * H * 128 * size,
+           "seg_seq": 4 * (1 + N), "ranges": 12 * (1 + N) * HV}  # the state gradient's segment tables (no CP)
     if not chunk_kernel_sums_groups():
         out.update({"dq per v-head": T * HV * 128 * 4, "dk per v-head": T * HV * 128 * 4})
         if HV != H:

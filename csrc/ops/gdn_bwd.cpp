@@ -87,17 +87,35 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
                    recompute, cp_segment_chunks, stream);
 
-  // 2. the gradient of the state at the end of every chunk (reverse recurrence), and dh0
+  // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
+  // segment tables), and dh0
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   const auto& dh_kernel = find_variant("gdn_bwd_dh", gdn_bwd_dh_variants, d.device, dtype_key(d.dtype), kBlockV);
+  const SegmentTables st = make_segment_tables(kOp, d, g_cumsum, cu_seqlens, cp_segment_chunks, true, stream);
   void* unused = g_cumsum.data_ptr();
   const bool has_states = initial_state.has_value() || dht.has_value();
-  int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                        beta.data_ptr(), cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
-                        initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
-                        initial_state.has_value(), state_v_first, group_size(d), d.T, d.H, d.HV, d.N + 1,
-                        has_states ? d.N : 0, d.num_slots(), stream, err, sizeof(err));
+  const int64_t num_states = has_states ? d.N : 0;
+  const int64_t segs = st.sp.num_segs;
+  std::optional<Tensor> cp_ds;
+  if (st.sp.cp) {
+    // warm-up: every segment's end gradient from the next segment's first chunks, and the fallback
+    // segments' transposed transitions; then the correction, last segment first
+    Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * segs, d.HV, kHeadDim, kHeadDim});
+    int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
+                          cu_seqlens.data_ptr(), unused, unused, unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
+                          unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 1, group_size(d),
+                          d.T, d.H, d.HV, d.N + 1, 0, 0, segs, st.range_rows, 2 * segs, stream, err, sizeof(err));
+    STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+    cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
+  }
+  int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
+                        cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
+                        initial_state ? dh0.data_ptr() : unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
+                        cp_ds ? cp_ds->data_ptr() : unused, unused, static_cast<float>(scale), dht.has_value(),
+                        initial_state.has_value(), state_v_first, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states,
+                        d.num_slots(), segs, st.range_rows, segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+  cp_ds.reset();  // back to the caching allocator (stream-ordered) before the chunk kernel's peak
 
   // 3. every token's gradients, chunk-parallel
   rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),

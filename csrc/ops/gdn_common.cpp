@@ -64,20 +64,54 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
   return d;
 }
 
-void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
-                      const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
-                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
+SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Tensor& g_cumsum, const Tensor& cu_seqlens,
+                                  int64_t cp_segment_chunks, bool reverse, void* stream) {
   STD_TORCH_CHECK(cp_segment_chunks >= -1 && cp_segment_chunks <= (int64_t{1} << 24), op,
                   ": cp_segment_chunks must be -1 (automatic), 0 (off) or a chunk count in [1, 2^24], got ",
                   cp_segment_chunks);
-  const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), kBlockV);
-  const auto& plan_kernel = find_variant("gdn_seg_plan", gdn_seg_plan_variants, d.device, "", 0);
   const SegmentPlan sp =
       plan_segments(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
   STD_TORCH_CHECK(!sp.cp || 2 * sp.num_segs <= kMaxGridRows, op, ": cp_segment_chunks = ", cp_segment_chunks,
                   " splits the ", d.T, " tokens into ", sp.num_segs, " segment slots; the warm-up pass runs at most ",
                   kMaxGridRows / 2, ": use longer segments");
+  const int64_t range_rows = sp.cp ? 3 * sp.num_segs : sp.num_segs;
+  SegmentTables st{sp, range_rows, torch::stable::new_empty(cu_seqlens, {sp.num_segs}),
+                   torch::stable::new_empty(cu_seqlens, {range_rows, d.HV, 3}),
+                   torch::stable::new_empty(cu_seqlens, {sp.cp ? sp.num_segs : 0, d.HV})};
+  const auto& plan_kernel = find_variant("gdn_seg_plan", gdn_seg_plan_variants, d.device, "", 0);
+  // pointers of absent optional tensors are never dereferenced (their flags are 0)
+  void* plan_ptr = sp.cp ? st.cp_plan.data_ptr() : g_cumsum.data_ptr();
+  char err[512] = {0};
+  const int rc = plan_kernel.fn(cu_seqlens.data_ptr(), g_cumsum.data_ptr(), st.seg_seq.data_ptr(), st.ranges.data_ptr(),
+                                plan_ptr, static_cast<int32_t>(sp.seg_tokens), sp.cp, reverse, d.N + 1, d.T, d.HV,
+                                sp.num_segs, range_rows, stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  return st;
+}
+
+Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
+                        const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
+                        void* stream) {
+  Tensor corrected = torch::stable::new_empty(cp_out, {st.sp.num_segs, d.HV, kHeadDim, kHeadDim});
+  const auto& correct = find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
+  const int64_t num_states = start.has_value() ? d.N : 0;
+  char err[512] = {0};
+  const int rc = correct.fn(cu_seqlens.data_ptr(), start ? start->data_ptr() : cp_out.data_ptr(), st.cp_plan.data_ptr(),
+                            cp_out.data_ptr(), corrected.data_ptr(), static_cast<int32_t>(d.T),
+                            static_cast<int32_t>(st.sp.seg_tokens), start.has_value(), state_v_first, reverse,
+                            d.N + 1, num_states, d.HV, st.sp.num_segs, 2 * st.sp.num_segs, stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  return corrected;
+}
+
+void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
+                      const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
+                      const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
+                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
+  const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), kBlockV);
+  // which sequence and chunks every CTA of each pass runs (tilelang_src/sm90/seg_plan.py)
+  const SegmentTables st = make_segment_tables(op, d, g_cumsum, cu_seqlens, cp_segment_chunks, false, stream);
+  const SegmentPlan& sp = st.sp;
   // pointers of absent optional tensors are never dereferenced (their flags are 0)
   void* unused = g_cumsum.data_ptr();
   void* h0 = initial_state.has_value() ? initial_state->data_ptr() : unused;
@@ -86,46 +120,30 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   void* z_ptr = z != nullptr ? z->data_ptr() : A.data_ptr();
   const bool store_ht = out.final_state != nullptr;
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
-  const int32_t seg_tokens = static_cast<int32_t>(sp.seg_tokens);
   char err[512] = {0};
-
-  // which sequence and chunks every CTA of each pass runs (tilelang_src/sm90/seg_plan.py)
-  const int64_t range_rows = sp.cp ? 3 * sp.num_segs : sp.num_segs;
-  Tensor seg_seq = torch::stable::new_empty(cu_seqlens, {sp.num_segs});
-  Tensor ranges = torch::stable::new_empty(cu_seqlens, {range_rows, d.HV, 3});
-  Tensor cp_plan = torch::stable::new_empty(cu_seqlens, {sp.cp ? sp.num_segs : 0, d.HV});
-  void* plan_ptr = sp.cp ? cp_plan.data_ptr() : unused;
-  int rc = plan_kernel.fn(cu_seqlens.data_ptr(), g_cumsum.data_ptr(), seg_seq.data_ptr(), ranges.data_ptr(), plan_ptr,
-                          seg_tokens, sp.cp, d.N + 1, d.T, d.HV, sp.num_segs, range_rows, stream, err, sizeof(err));
-  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 
   void* cp_h0_ptr = unused;
   std::optional<Tensor> cp_h0;
   if (sp.cp) {
     // warm-up: every segment's end state from zero, and the fallback segments' transition matrices
     Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
-    rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, seg_seq.data_ptr(),
-                ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, 1,
-                group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 0, sp.num_segs, range_rows, 2 * sp.num_segs, stream, err,
-                sizeof(err));
+    const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                          beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
+                          st.ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0,
+                          state_v_first, 0, 0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 0, sp.num_segs,
+                          st.range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
-    cp_h0 = torch::stable::new_empty(g_cumsum, {sp.num_segs, d.HV, kHeadDim, kHeadDim});
+    cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
     cp_h0_ptr = cp_h0->data_ptr();
-    const auto& correct = find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
-    rc = correct.fn(cu_seqlens.data_ptr(), h0, plan_ptr, cp_out.data_ptr(), cp_h0_ptr, static_cast<int32_t>(d.T),
-                    seg_tokens, initial_state.has_value(), state_v_first, d.N + 1, num_states, d.HV, sp.num_segs,
-                    2 * sp.num_segs, stream, err, sizeof(err));
-    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
   }
 
-  rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(), beta.data_ptr(),
-              cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
-              store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
-              seg_seq.data_ptr(), ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale),
-              initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0, group_size(d),
-              d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs, range_rows, sp.num_segs,
-              stream, err, sizeof(err));
+  const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(),
+                        beta.data_ptr(), cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
+                        store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
+                        st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale),
+                        initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0,
+                        group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs,
+                        st.range_rows, sp.num_segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
 

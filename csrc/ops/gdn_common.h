@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "common.h"
+#include "segment_plan.h"
 
 namespace flashqla {
 
@@ -27,6 +28,25 @@ inline int32_t group_size(const GdnDims& d) { return static_cast<int32_t>(d.HV /
 GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const char* g_name,
                          const Tensor& g, const Tensor& beta, const std::optional<Tensor>& initial_state,
                          const Tensor& cu_seqlens, bool state_v_first);
+
+// The segment tables of one sequential pass (tilelang_src/sm90/seg_plan.py): the plan (segment length, with
+// or without context parallelism) and, written on the device, every slot's sequence (seg_seq [num_segs]), the
+// chunk range of every CTA row (ranges [rows, HV, 3]) and the warm-up lengths (cp_plan [num_segs, HV], only
+// with CP). reverse: the backward's tables (a segment's warm-up runs the next segment's first chunks).
+struct SegmentTables {
+  SegmentPlan sp;
+  int64_t range_rows;  // num_segs, or 3 * num_segs with CP (main pass, warm-up, transitions)
+  Tensor seg_seq, ranges, cp_plan;
+};
+SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Tensor& g_cumsum, const Tensor& cu_seqlens,
+                                  int64_t cp_segment_chunks, bool reverse, void* stream);
+
+// The correction of context parallelism (tilelang_src/sm90/cp_correct.py): from the warm-up pass's outputs
+// cp_out [2 num_segs, HV, K, V], every segment's start state (forward; start = h0) or end gradient (reverse;
+// start = dht), [num_segs, HV, K, V] fp32.
+Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
+                        const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
+                        void* stream);
 
 struct FwdOutputs {
   Tensor* o = nullptr;            // [1, T, HV, V] or null (not stored)

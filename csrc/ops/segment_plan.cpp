@@ -7,11 +7,14 @@ namespace flashqla {
 namespace {
 constexpr int64_t kChunkTokens = 64;
 constexpr int64_t kMinSegChunks = 4;
-// Costs relative to one chunk of the fused kernel, measured on an H200 (benchmarks/results/
-// H200_profile.md): the warm-up pass costs about as much as the main pass when some heads have no
-// decay (their fallback runs the whole segment twice over, in parallel CTAs), and one correction
-// step (a 128 x 128 transition matrix read from memory and applied) about 8 chunks.
-constexpr double kWarmupFactor = 1.0;
+// Costs relative to one chunk of the sequential kernels, measured on an H200 (benchmarks/results/
+// H200_profile.md). The warm-up pass runs the few chunks a decaying head needs (the benchmark's gate,
+// logsigmoid(randn) / 16, reaches the threshold in 4; strong gates in 1): modeled as kWarmupChunks
+// per segment. A head without decay takes the exact fallback instead, which runs its whole segment
+// twice over in parallel CTAs; the model does not assume it (with every head so, a chosen CP can take
+// up to about 1.5 times the single-segment time). One correction step (a 128 x 128 transition matrix
+// read from memory and applied) costs about 8 chunks.
+constexpr int64_t kWarmupChunks = 8;
 constexpr double kCorrectionStep = 8.0;
 // CP must beat the single-segment estimate by this factor to be chosen
 constexpr double kMinGain = 0.8;
@@ -50,7 +53,8 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
     if (2 * (ceil_div(T, L * kChunkTokens) + N) > kMaxGridRows) continue;  // the warm-up pass's rows
     const int64_t segs = ceil_div(chunks, L);
     const double waves = double(ceil_div(N * segs * heads, sms));
-    const double cost = double(L) * waves * (1.0 + kWarmupFactor) + double(segs) * kCorrectionStep;
+    const double cost =
+        double(L + std::min(L, kWarmupChunks)) * waves + double(segs) * kCorrectionStep;
     if (cost < best) {
       best = cost;
       best_chunks = L;

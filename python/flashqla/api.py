@@ -130,7 +130,8 @@ def chunk_gated_delta_rule_bwd(
     and dht = dL/dfinal_state (or None), from the forward's inputs and its `g_cumsum` and `A`.
 
     q and k are the tensors the forward's kernels saw (after any l2norm). `cp_segment_chunks` as in
-    `chunk_gated_delta_rule_fwd` (it applies to the recomputation of the chunk states).
+    `chunk_gated_delta_rule_fwd` (it applies to the recomputation of the chunk states and to the state
+    gradient's reverse recurrence).
     """
     check_cp_segment_chunks(cp_segment_chunks)
     p = _pack(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first, "g_cumsum")

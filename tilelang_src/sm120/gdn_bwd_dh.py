@@ -11,7 +11,8 @@ with dS = dL/dS_end [K, BV] in fp32 registers (docs/gdn_chunk_derivation.md, "Ba
 
 and after the first chunk dh0 = dS. Starts from dht (the final-state gradient) or 0. Buffers are
 reused in place where a value dies: A becomes Ag, dO becomes scale * gamma * dO, dVd becomes dVg.
-Same prim_func signature as sm90/gdn_bwd_dh.py.
+Segments, the warm-up pass (context parallelism) and the tables that describe them are those of
+sm90/gdn_bwd_dh.py; same prim_func signature.
 """
 
 import tilelang.language as T
@@ -39,6 +40,9 @@ def gdn_bwd_dh_sm120(
     N1 = T.dynamic("num_seqs_plus_one")
     NS = T.dynamic("num_states")
     NH = T.dynamic("num_h_slots")
+    NSEG = T.dynamic("num_segs")
+    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
+    NROWS = T.dynamic("num_range_rows")
     accum = "float32"
 
     @T.prim_func
@@ -53,21 +57,38 @@ def gdn_bwd_dh_sm120(
         dht: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
         dh: T.Tensor((NH, HV, K, V), dtype),  # dL/dS at the end of each chunk, by chunk slot ([K, V])
         dh0: T.Tensor((NS, HV, K, V), accum),  # layout of dht
+        seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row (reverse tables)
+        cp_ds: T.Tensor((NSEG, HV, K, V), accum),  # gradient at the end of every segment but the last (main pass)
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),  # warm-up end gradients, then transposed transitions
         scale: T.float32,
         use_dht: T.int32,
         store_dh0: T.int32,
         state_v_first: T.int32,
+        warmup: T.int32,
         group: T.int32,  # HV / H (the SM90 launchers' argument; unused here)
     ):
-        with T.Kernel(NV * (N1 - 1) * HV, threads=threads) as (bx,):
+        with T.Kernel(NV * HV * NGRID, threads=threads) as (bx,):
             vb = bx % NV
             hv = (bx // NV) % HV
-            n = bx // (NV * HV)
+            seg = (bx // (NV * HV)) % NSEG
+            is_m = bx // (NV * HV * NSEG)  # 1: a transposed-transition CTA of the warm-up pass
             hq = hv // (HV // H)
             v0 = vb * BV
+            num_seqs = N1 - 1
+            # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py, reverse tables)
+            n = seg_seq[seg]
+            row = warmup * NSEG + bx // (NV * HV)  # warm-up rows follow the main-pass rows
+            c_first = ranges[row, hv, 0]
+            n_iter = ranges[row, hv, 1]
+            flags = ranges[row, hv, 2]
+            is_first = flags % 2 == 0  # the sequence's first segment stores dh0
+            is_last = (flags // 2) % 2 == 1  # the sequence's last segment starts from dht
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
-            num_chunks = T.ceildiv(seq_end - seq_start, BT)
+            # n = num_seqs (a padding slot) gives seq_end = seq_start: no chunks
+            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+            # the transposed-transition CTAs load dO = 0: an end before every chunk pads all rows
+            do_end = seq_end - (flags // 4) * (seq_end + BT)
             first_slot = seq_start // BT + n
 
             q_s = T.alloc_shared((BT, K), dtype)
@@ -89,7 +110,12 @@ def gdn_bwd_dh_sm120(
             gm_frag = T.alloc_fragment((BT, BT), accum)
             decay = T.alloc_var(accum)
 
-            if use_dht != 0:
+            if warmup != 0:
+                for a, b in T.Parallel(K, BV):
+                    ds_frag[a, b] = T.if_then_else(is_m != 0 and a == v0 + b, 1.0, 0.0)
+            elif not is_last and n_iter > 0:
+                T.copy(cp_ds[seg, hv, 0:K, v0:v0 + BV], ds_frag)
+            elif use_dht != 0 and is_last:
                 if state_v_first != 0:
                     for a, b in T.Parallel(K, BV):
                         ds_frag[a, b] = dht[n, hv, v0 + b, a]
@@ -98,8 +124,8 @@ def gdn_bwd_dh_sm120(
             else:
                 T.clear(ds_frag)
 
-            for i in T.serial(num_chunks):
-                c = num_chunks - 1 - i
+            for i in T.serial(n_iter):
+                c = c_first + n_iter - 1 - i
                 t0 = seq_start + c * BT
                 n_valid = seq_end - t0
                 # ---- the chunk's rows, zero past the sequence end; padded rows repeat the last cumsum
@@ -108,7 +134,7 @@ def gdn_bwd_dh_sm120(
                     k_s[r, cc] = T.if_then_else(r < n_valid, k[T.min(t0 + r, seq_end - 1), hq, cc], T.cast(0, dtype))
                 for r, cc in T.Parallel(BT, BV):
                     do_s[r, cc] = T.if_then_else(
-                        r < n_valid, d_o[T.min(t0 + r, seq_end - 1), hv, v0 + cc], T.cast(0, dtype))
+                        t0 + r < do_end, d_o[T.min(t0 + r, seq_end - 1), hv, v0 + cc], T.cast(0, dtype))
                 for r, cc in T.Parallel(BT, BT):
                     a_s[r, cc] = T.if_then_else(r < n_valid, A[T.min(t0 + r, seq_end - 1), hv, cc], T.cast(0, dtype))
                 for r in T.Parallel(BT):
@@ -120,7 +146,8 @@ def gdn_bwd_dh_sm120(
 
                 # ---- dS~ and the chunk's end-state gradient by chunk slot
                 T.copy(ds_frag, ds_s)
-                T.copy(ds_frag, dh[first_slot + c, hv, 0:K, v0:v0 + BV])
+                if warmup == 0:
+                    T.copy(ds_frag, dh[first_slot + c, hv, 0:K, v0:v0 + BV])
 
                 # ---- Ag (in place over A) and Pg
                 T.gemm(q_s, k_s, p_frag, transpose_B=True, clear_accum=True)
@@ -156,7 +183,10 @@ def gdn_bwd_dh_sm120(
                 # the next chunk's loads overwrite buffers this chunk's last GEMMs read
                 T.sync_threads()
 
-            if store_dh0 != 0:
+            if warmup != 0:
+                if n_iter > 0:
+                    T.copy(ds_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
+            elif store_dh0 != 0 and is_first and n < num_seqs:
                 if state_v_first != 0:
                     for a, b in T.Parallel(K, BV):
                         dh0[n, hv, v0 + b, a] = ds_frag[a, b]

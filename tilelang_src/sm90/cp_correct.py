@@ -10,6 +10,15 @@ where E_j = cp_out[slot_j] is segment j's end state computed from zero (over its
 the fallback segments, plan_j < 0). S_{j+1} is written to cp_h0[slot_j + 1]. The product
 M_j S_j runs on tensor cores in three bf16 products (hi*hi + hi*lo + lo*hi of the bf16
 split x = hi + lo), which keeps about 16 bits of the fp32 operands.
+
+With `reverse` != 0 it serves the backward (gdn_bwd_dh.py; seg_plan.py's reverse tables): it walks
+the segments from last to first, with h0 = dht (the final-state gradient), E_j the gradient at
+the end of segment j from segment j + 1's warm-up chunks and M_j the transposed transition
+matrix of segment j + 1:
+
+    G_last = dht (or 0),   G_j = E_j + [plan_j < 0] M_j G_{j+1}
+
+and writes G_j, the gradient at the end of segment j, to cp_h0[slot_j].
 """
 
 import tilelang.language as T
@@ -38,6 +47,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
         seg_tokens: T.int32,
         use_h0: T.int32,
         state_v_first: T.int32,
+        reverse: T.int32,  # 1: the backward's end-of-segment gradients, last segment first
     ):
         # a 3-D grid: the head and the V slice are block indices, never divisions in 64-bit offsets
         with T.Kernel(N1 - 1, HV, NV, threads=128) as (n, hv, vb):
@@ -49,6 +59,8 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
             # floor-rounding fix-ups) into the offset of every load and store of the loop below
             first = T.alloc_var("int32", init=0)
             first = seq_start // seg_tokens + n
+            last_j = T.alloc_var("int32", init=0)  # the walk's last step (for the same reason)
+            last_j = num_segs - 2
 
             mh_s = T.alloc_shared((K, K), half)
             ml_s = T.alloc_shared((K, K), half)
@@ -65,7 +77,8 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
                     T.copy(h0[n, hv, 0:K, v0:v0 + BV], s_frag)
             else:
                 T.clear(s_frag)
-            for j in T.serial(T.max(num_segs - 1, 0)):
+            for jj in T.serial(T.max(num_segs - 1, 0)):
+                j = T.if_then_else(reverse != 0, last_j - jj, jj)
                 slot = first + j
                 plan = cp_plan[slot, hv]
                 # M_j S_j, computed for every segment (a branch on the plan would move the
@@ -86,6 +99,6 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
                 T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
                 for a, b in T.Parallel(K, BV):
                     s_frag[a, b] += T.if_then_else(plan < 0, ms_frag[a, b], 0.0)
-                T.copy(s_frag, cp_h0[slot + 1, hv, 0:K, v0:v0 + BV])
+                T.copy(s_frag, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV])
 
     return gdn_cp_correct

@@ -11,6 +11,16 @@ first with dS = dL/dS_end [K, BV] in fp32 registers (docs/gdn_chunk_derivation.m
 and after the first chunk dh0 = dS. Starts from dht (the final-state gradient) or 0.
 Warpgroups: WG0 holds dS; WG1 computes dVd and dVg; WG2 computes Ag, Pg and scale*gamma*dO;
 WG3 loads chunks (TMA when full) into a two-stage ring. Barrier parities as in gdn_fwd.py.
+
+Context parallelism mirrors the forward's (docs/gdn_chunk_derivation.md, "Backward context
+parallelism"): a CTA runs one segment of a sequence (rows of seg_plan.py's reverse tables), from
+last chunk to first. With M_s the transition of segment s and F_s the gradient at its start
+computed from zero at its end, dS_end(s) = F_{s+1} + M_{s+1}^T dS_end(s+1). The warm-up pass
+(`warmup` = 1) runs, for every segment s but a sequence's last, the first chunks of segment s + 1
+from dS = 0 (F_{s+1} to within exp(-10) for decaying heads, all of segment s + 1 otherwise) into
+cp_out[s], and for the fallback heads all of segment s + 1 from dS = I with dO = 0, which gives
+M_{s+1}^T, into cp_out[num_segs + s]; cp_correct.py (reverse) composes them into cp_ds[s], the
+gradient at the end of segment s, from which the main pass starts that segment.
 """
 
 import tilelang.language as T
@@ -38,6 +48,9 @@ def gdn_bwd_dh_sm90(
     N1 = T.dynamic("num_seqs_plus_one")
     NS = T.dynamic("num_states")
     NH = T.dynamic("num_h_slots")
+    NSEG = T.dynamic("num_segs")
+    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
+    NROWS = T.dynamic("num_range_rows")
     accum = "float32"
 
     @T.prim_func
@@ -52,24 +65,43 @@ def gdn_bwd_dh_sm90(
         dht: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
         dh: T.Tensor((NH, HV, K, V), dtype),  # dL/dS at the end of each chunk, by chunk slot ([K, V])
         dh0: T.Tensor((NS, HV, K, V), accum),  # layout of dht
+        seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row (reverse tables)
+        cp_ds: T.Tensor((NSEG, HV, K, V), accum),  # gradient at the end of every segment but the last (main pass)
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),  # warm-up end gradients, then transposed transitions
         scale: T.float32,
         use_dht: T.int32,
         store_dh0: T.int32,
         state_v_first: T.int32,
+        warmup: T.int32,
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # grid ((v-head in the group, V slice), qk-head, sequence): head indices are block indices and
+        # grid ((v-head in the group, V slice), qk-head, segment CTA): head indices are block indices and
         # products, never divisions in the 64-bit offsets TileLang re-derives in every load and store. The
-        # sequence is the slowest grid index, so that a sequence's CTAs start together (sm90/gdn_fwd.py);
-        # it is blockIdx.z: at most 65535 sequences (checked by the op)
-        with T.Kernel(group * NV, H, N1 - 1, threads=512) as (jv, hq, n):
+        # segment row is the slowest grid index, so that a sequence's CTAs start together (sm90/gdn_fwd.py);
+        # it is blockIdx.z: at most 65535 rows (checked by the op)
+        with T.Kernel(group * NV, H, NGRID, threads=512) as (jv, hq, bx):
             hv = hq * group + jv // NV
             vb = jv % NV
             v0 = vb * BV
+            seg = bx % NSEG
+            is_m = bx // NSEG  # 1: a transposed-transition CTA of the warm-up pass
+            num_seqs = N1 - 1
+
+            # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py, reverse tables)
+            n = seg_seq[seg]
+            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
+            c_first = ranges[row, hv, 0]
+            n_iter = ranges[row, hv, 1]
+            flags = ranges[row, hv, 2]
+            is_first = flags % 2 == 0  # the sequence's first segment stores dh0
+            is_last = (flags // 2) % 2 == 1  # the sequence's last segment starts from dht
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
-            num_chunks = T.ceildiv(seq_end - seq_start, BT)
-            first_slot = seq_start // BT + n
+            # n = num_seqs (a padding slot) gives seq_end = seq_start: no chunks
+            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+            # the transposed-transition CTAs load dO = 0: an end before every chunk pads all rows
+            do_end = seq_end - (flags // 4) * (seq_end + BT)
+            first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
 
             q_s = T.alloc_shared((2, BT, K), dtype)
             k_s = T.alloc_shared((2, BT, K), dtype)
@@ -107,7 +139,12 @@ def gdn_bwd_dh_sm90(
             if tx < 128:
                 # ---------------- WG0: dS
                 T.set_max_nreg(168, 1)
-                if use_dht != 0:
+                if warmup != 0:
+                    for a, b in T.Parallel(K, BV):
+                        ds_frag[a, b] = T.if_then_else(is_m != 0 and a == v0 + b, 1.0, 0.0)
+                elif not is_last and n_iter > 0:
+                    T.copy(cp_ds[seg, hv, 0:K, v0:v0 + BV], ds_frag)
+                elif use_dht != 0 and is_last:
                     if state_v_first != 0:
                         for a, b in T.Parallel(K, BV):
                             ds_frag[a, b] = dht[n, hv, v0 + b, a]
@@ -115,13 +152,14 @@ def gdn_bwd_dh_sm90(
                         T.copy(dht[n, hv, 0:K, v0:v0 + BV], ds_frag)
                 else:
                     T.clear(ds_frag)
-                for i in T.serial(num_chunks):
-                    c = num_chunks - 1 - i
+                for i in T.serial(n_iter):
+                    c = c_first + n_iter - 1 - i
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     T.copy(ds_frag, ds_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_st)
-                    T.copy(ds_frag, dh[first_slot + c, hv, 0:K, v0:v0 + BV])
+                    if warmup == 0:
+                        T.copy(ds_frag, dh[first_slot + c, hv, 0:K, v0:v0 + BV])
                     decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
                     for a, b in T.Parallel(K, BV):
                         ds_frag[a, b] *= decay
@@ -133,7 +171,10 @@ def gdn_bwd_dh_sm90(
                     T.gemm(k_s[i % 2, :, :], dvg_s, ds_frag, transpose_A=True)
                     T.barrier_arrive(bar_done)
                     T.barrier_arrive(empty[i % 2])
-                if store_dh0 != 0:
+                if warmup != 0:
+                    if n_iter > 0:
+                        T.copy(ds_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
+                elif store_dh0 != 0 and is_first and n < num_seqs:
                     if state_v_first != 0:
                         for a, b in T.Parallel(K, BV):
                             dh0[n, hv, v0 + b, a] = ds_frag[a, b]
@@ -143,8 +184,8 @@ def gdn_bwd_dh_sm90(
             elif tx < 256:
                 # ---------------- WG1: dVd, dVg
                 T.set_max_nreg(160, 1)
-                for i in T.serial(num_chunks):
-                    c = num_chunks - 1 - i
+                for i in T.serial(n_iter):
+                    c = c_first + n_iter - 1 - i
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     n_valid = seq_end - (seq_start + c * BT)
                     for r in T.Parallel(BT):
@@ -172,7 +213,7 @@ def gdn_bwd_dh_sm90(
             elif tx < 384:
                 # ---------------- WG2: Ag, Pg, scale * gamma * dO
                 T.set_max_nreg(144, 1)  # 16 registers go to the producer warps
-                for i in T.serial(num_chunks):
+                for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     if i > 0:
                         # the previous chunk's Ag, Pg and scale*gamma*dO have all been read
@@ -200,22 +241,22 @@ def gdn_bwd_dh_sm90(
                 # ---------------- WG3: loads, last chunk first
                 T.set_max_nreg(40, 0)  # fewer spills in the loads (sm_90a: 578 -> 179 instructions)
                 if tx < 384 + 32:
-                    for i in T.serial(num_chunks):
+                    for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
-                        t0 = seq_start + (num_chunks - 1 - i) * BT
+                        t0 = seq_start + (c_first + n_iter - 1 - i) * BT
                         load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 64:
-                    for i in T.serial(num_chunks):
+                    for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
-                        t0 = seq_start + (num_chunks - 1 - i) * BT
-                        load_rows(d_o, do_s, i % 2, full, t0, seq_end, hv, v0, BT, BV, dtype)
+                        t0 = seq_start + (c_first + n_iter - 1 - i) * BT
+                        load_rows(d_o, do_s, i % 2, full, t0, do_end, hv, v0, BT, BV, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 96:
-                    for i in T.serial(num_chunks):
+                    for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
-                        t0 = seq_start + (num_chunks - 1 - i) * BT
+                        t0 = seq_start + (c_first + n_iter - 1 - i) * BT
                         load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
