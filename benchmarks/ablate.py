@@ -245,6 +245,13 @@ def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
                 dh=torch.empty(n_chunks + 1, HV, K, K, dtype=torch.bfloat16, device=device),
                 dh0=torch.empty(1, HV, K, K, device=device))
     args.update(scale=K**-0.5, use_dht=1, store_dh0=1, state_v_first=0, group=HV // H)
+    # one segment (no context parallelism): slot 0 holds the sequence, slot 1 the padding (seg_plan.py's
+    # tables: first chunk, count, flags = 2, the sequence's last segment)
+    rows = torch.zeros(2, HV, 3, dtype=torch.int32, device=device)
+    rows[0, :, 1], rows[0, :, 2] = n_chunks, 2
+    args.update(seg_seq=torch.tensor([0, 1], dtype=torch.int32, device=device), ranges=rows,
+                cp_ds=torch.zeros(2, HV, K, K, device=device), cp_out=torch.zeros(2, HV, K, K, device=device),
+                warmup=0)
     return args, n_chunks, "dh0"
 
 
