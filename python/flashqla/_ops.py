@@ -118,6 +118,8 @@ def _gdn_fwd_setup_context(ctx, inputs, output):
     _, _, g_cumsum, A = output
     # the chunk-local cumsum and the inverse are intermediates: they carry no gradient
     ctx.mark_non_differentiable(g_cumsum, A)
+    # no zero-filled gradients for them (a fill of A's size per step): the backward gets None instead
+    ctx.set_materialize_grads(False)
     ctx.save_for_backward(q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens)
     ctx.scale = scale
     ctx.state_v_first = state_v_first
