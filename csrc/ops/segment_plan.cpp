@@ -9,7 +9,7 @@ namespace {
 constexpr int64_t kChunkTokens = 64;
 constexpr int64_t kMinSegChunks = 4;
 // Costs in chunk times of the sequential kernels (one CTA per SM), fitted to forced segment lengths on an
-// H200 (benchmarks/cp_sweep.py; the table in docs/speed_plan.md). The warm-up pass is as long as a main pass
+// H200 (benchmarks/cp_sweep.py; benchmarks/results/H200_cp_sweep.md). The warm-up pass is as long as a main pass
 // for the heads without decay, whose exact fallback runs the whole segment in two CTAs (end state and
 // transition matrix), and a few chunks for the others: modeled as a quarter of the heads without decay
 // (the benchmark's inputs, anchors.md), so 2 * kFallbackShare CTAs per segment and head running L chunks.
