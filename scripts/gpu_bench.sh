@@ -12,6 +12,14 @@ python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashql
 export PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1
 # the device gets the tree without .git: scripts write the commit into .carry/COMMIT beforehand
 [ -f .carry/COMMIT ] && export FLASHQLA_COMMIT="$(cat .carry/COMMIT)"
+# The peers' first-use compiles (FlashQLA's TileLang kernels, FLA's Triton kernels and autotuning: 80-100 s
+# per head configuration and library) are cached on disk. With FQ_SAVE_PEER_CACHE=1 the caches are written
+# to $OUT/peer_cache.tar at the end (if under the 16 MiB a returned file may have); copied to
+# .carry/peer_cache.tar they are unpacked before the next call's benchmarks, which then skip the compiles.
+peer_cache=/tmp/peer_cache
+mkdir -p "$peer_cache/tilelang" "$peer_cache/triton"
+export TILELANG_CACHE_DIR="$peer_cache/tilelang" TRITON_CACHE_DIR="$peer_cache/triton" TRITON_CACHE_AUTOTUNING=1
+[ -f .carry/peer_cache.tar ] && tar xf .carry/peer_cache.tar -C "$peer_cache"
 declare -A steps=()
 order=()
 while [ $# -gt 0 ]; do
@@ -32,3 +40,9 @@ for step in "${order[@]}"; do
   echo "== $step: $(( $(date +%s) - t0 )) s"
   grep "^\[bench\] [0-9]* shapes" "$OUT/bench_$step.log" 2>/dev/null
 done
+if [ -n "${FQ_SAVE_PEER_CACHE:-}" ]; then
+  tar cf "$OUT/peer_cache.tar" -C "$peer_cache" .
+  size=$(stat -c %s "$OUT/peer_cache.tar")
+  echo "peer cache: $((size / 1048576)) MiB"
+  [ "$size" -gt 16777216 ] && { echo "peer cache over 16 MiB: not returned"; rm -f "$OUT/peer_cache.tar"; }
+fi
