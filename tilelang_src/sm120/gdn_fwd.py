@@ -21,7 +21,7 @@ signature as sm90/gdn_fwd.py, so both lower to the same launcher.
 
 import tilelang.language as T
 
-from common.seq_index import seq_bound
+from common.segments import end_state, segment_row, start_state
 
 LOG2E = 1.4426950408889634
 
@@ -84,18 +84,12 @@ def gdn_fwd_sm120(
             hq = hv // (HV // H)
             v0 = vb * BV
             num_seqs = N1 - 1
-            # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py)
-            n = seg_seq[seg]
-            row = warmup * NSEG + bx // (NV * HV)  # warm-up rows follow the main-pass rows
-            c_first = ranges[row, hv, 0]
-            num_chunks = ranges[row, hv, 1]
-            flags = ranges[row, hv, 2]
+            # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py); the warm-up rows follow
+            # the main-pass rows; the transition-matrix CTAs load V = 0 (up to v_end)
+            n, c_first, num_chunks, flags, seq_start, seq_end, v_end = segment_row(
+                seg_seq, ranges, cu_seqlens, seg, warmup * NSEG + bx // (NV * HV), hv, num_seqs, num_tokens, BT)
             has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
             is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
-            seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
-            # the transition-matrix CTAs load V = 0: an end before every chunk pads all rows
-            v_end = seq_end - (flags // 4) * (seq_end + BT)
             first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
 
             q_s = T.alloc_shared((BT, K), dtype)
@@ -118,19 +112,8 @@ def gdn_fwd_sm120(
             o_frag = T.alloc_fragment((BT, BV), accum)
             decay = T.alloc_var(accum)
 
-            if warmup != 0:
-                for a, b in T.Parallel(K, BV):
-                    s_frag[a, b] = T.if_then_else(is_m != 0 and a == v0 + b, 1.0, 0.0)
-            elif has_prev and num_chunks > 0:
-                T.copy(cp_h0[seg, hv, 0:K, v0:v0 + BV], s_frag)
-            elif use_h0 != 0 and n < num_seqs:
-                if state_v_first != 0:
-                    for a, b in T.Parallel(K, BV):
-                        s_frag[a, b] = h0[n, hv, v0 + b, a]
-                else:
-                    T.copy(h0[n, hv, 0:K, v0:v0 + BV], s_frag)
-            else:
-                T.clear(s_frag)
+            start_state(s_frag, warmup, is_m, v0, has_prev and num_chunks > 0, cp_h0, seg,
+                        use_h0 != 0 and n < num_seqs, h0, n, hv, state_v_first, K, BV)
 
             for i in T.serial(num_chunks):
                 t0 = seq_start + (c_first + i) * BT
@@ -196,15 +179,8 @@ def gdn_fwd_sm120(
                 # the next chunk's loads overwrite buffers this chunk's last GEMMs read
                 T.sync_threads()
 
-            if warmup != 0:
-                if num_chunks > 0:
-                    T.copy(s_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
-            elif store_ht != 0 and is_last:
-                if state_v_first != 0:
-                    for a, b in T.Parallel(K, BV):
-                        ht[n, hv, v0 + b, a] = s_frag[a, b]
-                else:
-                    T.copy(s_frag, ht[n, hv, 0:K, v0:v0 + BV])
+            end_state(s_frag, warmup, num_chunks, cp_out, is_m, NSEG, seg, store_ht != 0 and is_last, ht, n, hv, v0,
+                      state_v_first, K, BV)
             # the last sequence's last segment zeroes the padding tail [cu[N], T)
             if store_o != 0 and warmup == 0 and is_last and n == num_seqs - 1:
                 for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):

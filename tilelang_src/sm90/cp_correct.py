@@ -23,6 +23,7 @@ and writes G_j, the gradient at the end of segment j, to cp_h0[slot_j].
 
 import tilelang.language as T
 
+from common.segments import load_state
 from common.seq_index import seq_bound
 
 
@@ -70,11 +71,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
             ms_frag = T.alloc_fragment((K, BV), accum)
 
             if use_h0 != 0:
-                if state_v_first != 0:
-                    for a, b in T.Parallel(K, BV):
-                        s_frag[a, b] = h0[n, hv, v0 + b, a]
-                else:
-                    T.copy(h0[n, hv, 0:K, v0:v0 + BV], s_frag)
+                load_state(s_frag, h0, n, hv, v0, state_v_first, K, BV)
             else:
                 T.clear(s_frag)
             for jj in T.serial(T.max(num_segs - 1, 0)):

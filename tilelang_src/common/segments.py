@@ -1,0 +1,78 @@
+"""The sequential kernels' side of segments (docs/gdn_chunk_derivation.md, "Segments"): what a CTA row of a
+pass runs, read from the tables of sm90/seg_plan.py, and the fp32 states it starts from or ends with.
+
+Used by the sm120 forward and state-gradient programs and by cp_correct.py, whose SASS is the same as with
+the code written inline. The SM90 warp-specialized kernels (sm90/gdn_fwd.py, gdn_bwd_dh.py) keep these
+lines inline: through the macros TileLang placed its warpgroup barriers differently there (one partial
+barrier fewer in the forward's generated CUDA), a change to accept only after a GPU run."""
+
+import tilelang.language as T
+
+from common.seq_index import seq_bound
+
+
+@T.macro
+def segment_row(seg_seq, ranges, cu_seqlens, seg, row, hv, num_seqs, num_tokens, BT):
+    """CTA row `row` over segment slot `seg`: (n, c_first, n_iter, flags, seq_start, seq_end, zero_end).
+
+    n is the slot's sequence (num_seqs for a padding slot, whose seq_end = seq_start: no chunks); the row
+    runs chunks c_first .. c_first + n_iter - 1 of it; flags: 1 = not the sequence's first segment, 2 = its
+    last, 4 = a transition row, whose V (dO in the backward) loads as zeros: zero_end, the end the loads of
+    that tensor use, then lies before every chunk."""
+    n = seg_seq[seg]
+    c_first = ranges[row, hv, 0]
+    n_iter = ranges[row, hv, 1]
+    flags = ranges[row, hv, 2]
+    seq_start = seq_bound(cu_seqlens, n, num_tokens)
+    seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+    zero_end = seq_end - (flags // 4) * (seq_end + BT)
+    return n, c_first, n_iter, flags, seq_start, seq_end, zero_end
+
+
+@T.macro
+def load_state(frag, src, n, hv, v0, state_v_first, K, BV):
+    """frag [K, BV] <- columns v0 .. v0 + BV of state n, head hv of src ([N, HV, K, V], or [N, HV, V, K] when
+    state_v_first)."""
+    if state_v_first != 0:
+        for a, b in T.Parallel(K, BV):
+            frag[a, b] = src[n, hv, v0 + b, a]
+    else:
+        T.copy(src[n, hv, 0:K, v0:v0 + BV], frag)
+
+
+@T.macro
+def store_state(frag, dst, n, hv, v0, state_v_first, K, BV):
+    """The reverse of load_state."""
+    if state_v_first != 0:
+        for a, b in T.Parallel(K, BV):
+            dst[n, hv, v0 + b, a] = frag[a, b]
+    else:
+        T.copy(frag, dst[n, hv, 0:K, v0:v0 + BV])
+
+
+@T.macro
+def start_state(frag, warmup, is_m, v0, from_seg, seg_states, seg, from_user, user_states, n, hv, state_v_first,
+                K, BV):
+    """The fp32 state (forward) or state gradient (backward) a CTA row starts from: in the warm-up pass 0, or
+    the identity's columns for a transition row (is_m); else the corrected segment state seg_states[seg]
+    (from_seg), the caller's state user_states[n] (from_user: h0 or dht), or 0."""
+    if warmup != 0:
+        for a, b in T.Parallel(K, BV):
+            frag[a, b] = T.if_then_else(is_m != 0 and a == v0 + b, 1.0, 0.0)
+    elif from_seg:
+        T.copy(seg_states[seg, hv, 0:K, v0:v0 + BV], frag)
+    elif from_user:
+        load_state(frag, user_states, n, hv, v0, state_v_first, K, BV)
+    else:
+        T.clear(frag)
+
+
+@T.macro
+def end_state(frag, warmup, n_iter, cp_out, is_m, num_segs, seg, store, dst, n, hv, v0, state_v_first, K, BV):
+    """What a CTA row leaves: in the warm-up pass its end state (or transition matrix, is_m) into
+    cp_out[is_m * num_segs + seg] when it ran any chunk; else, when `store`, the state dst[n] (ht or dh0)."""
+    if warmup != 0:
+        if n_iter > 0:
+            T.copy(frag, cp_out[is_m * num_segs + seg, hv, 0:K, v0:v0 + BV])
+    elif store:
+        store_state(frag, dst, n, hv, v0, state_v_first, K, BV)
