@@ -32,9 +32,8 @@ Loads overlap the previous v-head's tail: the next v-head's tiles go into buffer
 and the top of each iteration only waits. dS1's buffer dies after dVd's K dS1 (gamma_last <dS1, S0>'s row
 sums are taken at the top, right after the wait): the next dS1 is issued there (TMA, on dh_bar). After
 dAb's GEMM W's, dVg's and S0's buffers are dead: the next S0, V and dO are issued there, with the next A
-into the other stage of A's two-stage buffer (TMA on ld_bar when the chunk is full; element copies, zero
-past the chunk's end, otherwise) and the next g and beta by cp.async into a staging pair copied at the
-top. Every thread arrives once per v-head on each barrier, so each completes one phase per v-head.
+into the other stage of A's two-stage buffer (S0 by TMA on ld_bar; V, dO and A by element copies, zero
+past the chunk's end) and the next g and beta by cp.async into a staging pair copied at the top. Every thread arrives once per v-head on each barrier, so each completes one phase per v-head.
 Barriers: the row sums that cross the two warpgroups share one barrier pair for a thread's two rows
 (batched T.reduce_sum), and the column sums of E and dAb * A are taken from the fp32 shared matrix
 by 4 threads per column in the same butterfly order as the reduction of a transposed read, with two
@@ -69,22 +68,17 @@ def gdn_bwd_chunk_sm90(
 
     @T.macro
     def load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, stage, slot, t0, n_valid, hv, bar):
-        """S0, V, dO and A of v-head hv, completing on bar[0]: S0 by TMA; the others by TMA when the chunk is
-        full, by element copies zero-filled past its end otherwise (rows of the next sequence are never
-        read). S0 is issued in both branches: a TMA ahead of the branch got a block barrier of its own."""
-        if n_valid == BT:
-            T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
-            T.tma_copy(v[t0:t0 + BT, hv, 0:V], w_s, barrier=bar[0])
-            T.tma_copy(d_o[t0:t0 + BT, hv, 0:V], do_s, barrier=bar[0])
-            T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[stage, :, :], barrier=bar[0])
-        else:
-            T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
-            for r, c in T.Parallel(BT, V):
-                w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
-                do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
-            for r, c in T.Parallel(BT, BT):
-                a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
-            T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
+        """S0, V, dO and A of v-head hv, completing on bar[0]: S0 by TMA, the others by element copies
+        zero-filled past the chunk's end (rows of the next sequence are never read). TMA for V, dO and A of
+        full chunks was tried: a NaN in the rows after a partial chunk then reached that chunk's gradients
+        (tests/test_nonfinite.py, H200), and it was no faster (4.18 against 4.19 ms, (16, 32) 8192x4)."""
+        T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
+        for r, c in T.Parallel(BT, V):
+            w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
+            do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
+        for r, c in T.Parallel(BT, BT):
+            a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+        T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
 
     @T.macro
     def load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv, tx):
