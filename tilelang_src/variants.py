@@ -80,7 +80,11 @@ _SM90_PROGRAMS = {
 }
 PROGRAMS = {
     "sm90": _SM90_PROGRAMS,
-    "sm100": _SM90_PROGRAMS,
+    # the sm90 programs; the chunk gradient without batched reductions (TileLang 0.1.15 leaves the batch's
+    # pack buffer undefined when it lowers them for sm_100a)
+    "sm100": {**_SM90_PROGRAMS,
+              "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90",
+                                dict(K=128, V=128, BT=64, reduce_batch=1), ())},
     "sm120": {
         "gdn_chunk_prep": _SM90_PROGRAMS["gdn_chunk_prep"],
         "gdn_fwd": ("sm120.gdn_fwd", "gdn_fwd_sm120", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),

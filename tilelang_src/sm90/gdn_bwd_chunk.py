@@ -27,6 +27,17 @@ dKK + dKK^T, and one padded fp32 buffer holds E's first part, E, dAb * A and dKK
 dQ and dK live across the whole loop, so U = K S0 and Gamma are formed again where they are needed
 late instead of being held (one more 64 x 128 x 128 GEMM and one exp2 per element of Gamma per v-head).
 Every CTA computes unconditionally; stores are masked, and slots of the padding tail write zeros.
+
+Loads overlap the previous v-head's tail: the next v-head's tiles go into buffers as soon as they die,
+and the top of each iteration only waits. dS1's buffer dies after dVd's K dS1 (gamma_last <dS1, S0>'s row
+sums are taken at the top, right after the wait): the next dS1 is issued there (TMA, on dh_bar). After
+dAb's GEMM W's, dVg's and S0's buffers are dead: the next S0, V and dO are issued there, with the next A
+into the other stage of A's two-stage buffer (S0 by TMA on ld_bar; V, dO and A by element copies, zero
+past the chunk's end) and the next g and beta by cp.async into a staging pair copied at the top. Every thread arrives once per v-head on each barrier, so each completes one phase per v-head.
+Barriers: the row sums that cross the two warpgroups share one barrier pair for a thread's two rows
+(batched T.reduce_sum), and the column sums of E and dAb * A are taken from the fp32 shared matrix
+by 4 threads per column in the same butterfly order as the reduction of a transposed read, with two
+shuffles and no block barrier (that reduction cost 3 barriers per row).
 """
 
 import tilelang.language as T
@@ -45,6 +56,8 @@ def gdn_bwd_chunk_sm90(
     # kernel config
     BT: int = 64,
     threads: int = 256,
+    reduce_batch: int = 2,  # row sums per barrier pair of a cross-warpgroup reduction (1 for the sm100 family:
+    # TileLang 0.1.15's batched reduction leaves its pack buffer undefined when lowered for sm_100a)
 ):
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -52,6 +65,61 @@ def gdn_bwd_chunk_sm90(
     N1 = T.dynamic("num_seqs_plus_one")
     NH = T.dynamic("num_h_slots")
     accum = "float32"
+
+    @T.macro
+    def load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, stage, slot, t0, n_valid, hv, bar):
+        """S0, V, dO and A of v-head hv, completing on bar[0]: S0 by TMA, the others by element copies
+        zero-filled past the chunk's end (rows of the next sequence are never read). TMA for V, dO and A of
+        full chunks was tried: a NaN in the rows after a partial chunk then reached that chunk's gradients
+        (tests/test_nonfinite.py, H200), and it was no faster (4.18 against 4.19 ms, (16, 32) 8192x4)."""
+        T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
+        for r, c in T.Parallel(BT, V):
+            w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
+            do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
+        for r, c in T.Parallel(BT, BT):
+            a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+        T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
+
+    @T.macro
+    def load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv, tx):
+        """g (repeating the last real cumsum; 0 for an empty chunk) and beta (0 past the chunk's end) of
+        v-head hv into gn_s, bn_s by cp.async (a predicate false zero-fills), one commit group; waited on
+        with ptx_wait_group(0) by the same threads."""
+        if tx < BT:
+            T.ptx_cp_async(T.access_ptr(gn_s[tx], "w"),
+                           T.access_ptr(g_cumsum[T.min(t0 + T.min(tx, last), num_tokens - 1), hv], "r"), 1,
+                           predicate=n_valid > 0)
+            T.ptx_cp_async(T.access_ptr(bn_s[tx], "w"),
+                           T.access_ptr(beta[T.min(t0 + tx, num_tokens - 1), hv], "r"), 1,
+                           predicate=tx < n_valid)
+            T.ptx_commit_group()
+
+    @T.macro
+    def col_sums(src, out, cs, tx):
+        """out[j] = sum_i src[i, j] (fp32 C x C shared) in the order of a 64-lane butterfly all-reduce over i
+        (i with i ^ 32, then ^ 16, ^ 8, ^ 4, ^ 2, ^ 1: the order of T.reduce_sum over a transposed read),
+        without its 16 x 3 block barriers: thread (j, q) takes the rows q + 4m (strides 32 to 4 of i in
+        registers) and two shuffles finish the quad (strides 2 and 1). q is lane bits 2-3 and a warp's 8
+        columns are 4 + 4 apart by 16, so with the 4-float row padding its 32 reads hit 32 distinct banks."""
+        w = tx // 32
+        lane = tx % 32
+        q = (lane // 4) % 4
+        j = (w // 4) * 32 + (lane // 16) * 16 + (w % 4) * 4 + lane % 4
+        for m in T.unroll(BT // 4):
+            cs[m] = T.float32(0)
+        for m in T.unroll(BT // 4):
+            cs[m] = cs[m] + src[q + 4 * m, j]  # 0 + x on every leaf, as the reduction's init and first add
+        for m in T.unroll(BT // 8):
+            cs[m] = cs[m] + cs[m + BT // 8]
+        for m in T.unroll(BT // 16):
+            cs[m] = cs[m] + cs[m + BT // 16]
+        for m in T.unroll(BT // 32):
+            cs[m] = cs[m] + cs[m + BT // 32]
+        cs[0] = cs[0] + cs[1]
+        cs[0] = cs[0] + T.shfl_xor(cs[0], 8)  # q ^ 2
+        cs[0] = cs[0] + T.shfl_xor(cs[0], 4)  # q ^ 1
+        if q == 0:
+            out[j] = cs[0]
 
     @T.prim_func
     def gdn_bwd_chunk(
@@ -93,7 +161,7 @@ def gdn_bwd_chunk_sm90(
             k_s = T.alloc_shared((BT, K), dtype)
             w_s = T.alloc_shared((BT, V), dtype)  # V, then W = V - gamma * U in place
             do_s = T.alloc_shared((BT, V), dtype)  # dO, then dVg
-            a_s = T.alloc_shared((BT, BT), dtype)
+            a_s = T.alloc_shared((2, BT, BT), dtype)  # A, two stages: the next v-head's lands while dL reads this one's
             h_s = T.alloc_shared((K, V), dtype)  # S~0
             dh_s = T.alloc_shared((K, V), dtype)  # dS~1
             vd_s = T.alloc_shared((BT, V), dtype)  # Vd, then dVd
@@ -107,6 +175,8 @@ def gdn_bwd_chunk_sm90(
             sq_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             g_s = T.alloc_shared((BT,), accum)
             b_s = T.alloc_shared((BT,), accum)
+            gn_s = T.alloc_shared((BT,), accum)  # the next v-head's g and beta, landing by cp.async
+            bn_s = T.alloc_shared((BT,), accum)
             gam_s = T.alloc_shared((BT,), accum)
             rr_s = T.alloc_shared((BT,), accum)
             # per-row gate terms, each written once from its reduction and combined at the end
@@ -130,12 +200,22 @@ def gdn_bwd_chunk_sm90(
             dqf = T.alloc_fragment((BT, K), accum)  # dQ, summed over the group
             rows_v = T.alloc_fragment((BT,), accum)  # row sums of C x V fragments
             rows_c = T.alloc_fragment((BT,), accum)  # row sums of C x C fragments
-            tr = T.alloc_fragment((BT, BT), accum)  # a C x C matrix read transposed from fp32 shared
-            rows_t = T.alloc_fragment((BT,), accum)  # row sums of tr
             hsum = T.alloc_fragment((K,), accum)
             hprod = T.alloc_fragment((K, V), accum)
+            cs = T.alloc_local((BT // 4,), accum)  # one thread's quarter of a column of a C x C matrix
+            dgl = T.alloc_var(accum)  # the last real token's dgc, summed in a register
+            # the next v-head's loads: S0, V, dO, A (ld_bar) and dS1 (dh_bar); every thread arrives once per
+            # v-head, the TMA bytes come on top, so each barrier completes one phase per v-head (parity jv % 2)
+            ld_bar = T.alloc_barrier(threads)
+            dh_bar = T.alloc_barrier(threads)
+            tx = T.get_thread_binding()
 
-            # ---- the qk-head's loads (rows past the chunk's end are zero), once for the group
+            # ---- v-head 0's loads (TMA), then the qk-head's while they fly (rows past the chunk's end are zero)
+            T.tma_copy(dh[slot, hq * group, 0:K, 0:V], dh_s, barrier=dh_bar[0])
+            T.barrier_arrive(dh_bar[0])
+            load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, 0, slot, t0, n_valid, hq * group, ld_bar)
+            T.barrier_arrive(ld_bar[0])
+            load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hq * group, tx)
             for r, c in T.Parallel(BT, K):
                 q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
                 k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
@@ -144,19 +224,21 @@ def gdn_bwd_chunk_sm90(
 
             for jv in T.serial(group):
                 hv = hq * group + jv
+                st = jv % 2  # A's stage
+                # ---- the v-head's loads, issued during the previous v-head (the prologue for the first)
+                T.ptx_wait_group(0)  # this thread's cp.async of g and beta
                 T.sync_threads()  # the previous v-head's last reads of the shared buffers are done
-
-                # ---- the v-head's loads (g repeats the last real cumsum)
-                for r, c in T.Parallel(BT, V):
-                    w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
-                    do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
-                for r, c in T.Parallel(BT, BT):
-                    a_s[r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
-                T.copy(h[slot, hv, 0:K, 0:V], h_s)
-                T.copy(dh[slot, hv, 0:K, 0:V], dh_s)
-                for r in T.Parallel(BT):
-                    g_s[r] = T.if_then_else(n_valid > 0, g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv], 0.0)
-                    b_s[r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
+                if tx < BT:
+                    g_s[tx] = gn_s[tx]
+                    b_s[tx] = bn_s[tx]
+                T.barrier_wait(dh_bar[0], jv % 2)
+                T.barrier_wait(ld_bar[0], jv % 2)
+                # gamma_last <dS1, S0>'s row sums first, so that S0's and dS1's buffers die early (the 64-register
+                # product here, where only dQ and dK are live)
+                for a, b in T.Parallel(K, V):
+                    hprod[a, b] = T.cast(h_s[a, b], accum) * T.cast(dh_s[a, b], accum)
+                T.reduce_sum(hprod, hsum, dim=1)
+                T.copy(hsum, hs_s)
                 for r in T.Parallel(BT):
                     gam_s[r] = T.exp2(g_s[r] * LOG2E)
                     rr_s[r] = T.if_then_else(r < n_valid, T.exp2((g_s[BT - 1] - g_s[r]) * LOG2E), 0.0)
@@ -167,7 +249,7 @@ def gdn_bwd_chunk_sm90(
                     gm[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
                 for r, c in T.Parallel(BT, BT):
                     pg[r, c] = scale * gm[r, c] * pg[r, c]
-                    ag_s[r, c] = T.cast(gm[r, c] * a_s[r, c] * b_s[c], dtype)
+                    ag_s[r, c] = T.cast(gm[r, c] * a_s[st, r, c] * b_s[c], dtype)
                     pg_s[r, c] = T.cast(pg[r, c], dtype)
                 T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
                 # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
@@ -193,7 +275,7 @@ def gdn_bwd_chunk_sm90(
                 for r, c in T.Parallel(BT, K):
                     dkf[r, c] += acc[r, c]
                     acc[r, c] = acc[r, c] * k_s[r, c]
-                T.reduce_sum(acc, rows_v, dim=1)
+                T.reduce_sum(acc, rows_v, dim=1, batch=reduce_batch)
                 for r in T.Parallel(BT):
                     ka_s[r] = rows_v[r]
 
@@ -204,7 +286,7 @@ def gdn_bwd_chunk_sm90(
                 for r, c in T.Parallel(BT, K):
                     dqf[r, c] += acc[r, c]
                     acc[r, c] = acc[r, c] * q_s[r, c]
-                T.reduce_sum(acc, rows_v, dim=1)
+                T.reduce_sum(acc, rows_v, dim=1, batch=reduce_batch)
                 for r in T.Parallel(BT):
                     gq_s[r] = rows_v[r]
 
@@ -213,7 +295,11 @@ def gdn_bwd_chunk_sm90(
                 for r, c in T.Parallel(BT, V):
                     acc[r, c] *= rr_s[r]
                 T.gemm(pg_s, do_s, acc, transpose_A=True)
+                T.sync_threads()  # both warpgroups' reads of dS1 and Vd are done
                 T.copy(acc, vd_s)
+                if jv + 1 < group:
+                    T.tma_copy(dh[slot, hv + 1, 0:K, 0:V], dh_s, barrier=dh_bar[0])
+                    T.barrier_arrive(dh_bar[0])
 
                 # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read);
                 # gate of W: dgc_i += sum_v dVg_iv U_iv, with U = K S0 formed again (not held since the recompute)
@@ -227,7 +313,7 @@ def gdn_bwd_chunk_sm90(
                 T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
                 for r, c in T.Parallel(BT, V):
                     u[r, c] = u[r, c] * acc[r, c]
-                T.reduce_sum(u, rows_v, dim=1)
+                T.reduce_sum(u, rows_v, dim=1, batch=reduce_batch)
                 for r in T.Parallel(BT):
                     gu_s[r] = rows_v[r]
                 T.gemm(do_s, h_s, dkf, transpose_B=True)  # dK += dVg S0^T
@@ -235,41 +321,38 @@ def gdn_bwd_chunk_sm90(
                 # ---- dAb = Gamma * (dVd W^T); E += dAb * Ab; dA = dAb * beta_col into Ag's buffer (its last read
                 # was dv); Gamma is formed again (not held since the recompute)
                 T.gemm(vd_s, w_s, mat, transpose_B=True, clear_accum=True)
+                if jv + 1 < group:
+                    T.sync_threads()  # W's, dVg's and S0's last reads (both warpgroups) are done
+                    load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv + 1, tx)
+                    load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, 1 - st, slot, t0, n_valid, hv + 1, ld_bar)
+                    T.barrier_arrive(ld_bar[0])
                 for r, c in T.Parallel(BT, BT):
                     mat[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0) * mat[r, c]  # dAb
-                    pg[r, c] = sq_s[r, c] + mat[r, c] * a_s[r, c] * b_s[c]  # E
+                    pg[r, c] = sq_s[r, c] + mat[r, c] * a_s[st, r, c] * b_s[c]  # E
                     ag_s[r, c] = T.cast(mat[r, c] * b_s[c], dtype)  # dA
-                # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are row sums of E^T
-                # read back from fp32 shared memory (exact, no bf16 transpose)
-                T.reduce_sum(pg, rows_c, dim=1)
+                # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are taken from E in fp32
+                # shared memory (exact, no bf16 transpose; col_sums, in the order of the former transposed read)
+                T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
                 for r, c in T.Parallel(BT, BT):
                     sq_s[r, c] = pg[r, c]
-                for r, c in T.Parallel(BT, BT):
-                    tr[r, c] = sq_s[c, r]
-                T.reduce_sum(tr, rows_t, dim=1)
                 for r in T.Parallel(BT):
                     er_s[r] = rows_c[r]
-                for r in T.Parallel(BT):
-                    ec_s[r] = rows_t[r]
+                col_sums(sq_s, ec_s, cs, tx)
                 # dbeta_j = sum_i dAb_ij A_ij, the same way
                 for r, c in T.Parallel(BT, BT):
-                    sq_s[r, c] = mat[r, c] * a_s[r, c]
-                for r, c in T.Parallel(BT, BT):
-                    tr[r, c] = sq_s[c, r]
-                T.reduce_sum(tr, rows_t, dim=1)
-                for r in T.Parallel(BT):
-                    db1_s[r] = rows_t[r]
+                    sq_s[r, c] = mat[r, c] * a_s[st, r, c]
+                col_sums(sq_s, db1_s, cs, tx)
 
                 # ---- through the inverse: dL = strictLower(-A^T dA A^T), dKK = diag(beta) dL
-                T.gemm(a_s, ag_s, mat, transpose_A=True, clear_accum=True)
+                T.gemm(a_s[st, :, :], ag_s, mat, transpose_A=True, clear_accum=True)
                 T.copy(mat, pg_s)  # A^T dA (Pg's last read was dVd)
-                T.gemm(pg_s, a_s, mat, transpose_B=True, clear_accum=True)
+                T.gemm(pg_s, a_s[st, :, :], mat, transpose_B=True, clear_accum=True)
                 T.gemm(k_s, k_s, pg, transpose_B=True, clear_accum=True)  # K K^T (E's sums are taken)
                 for r, c in T.Parallel(BT, BT):
                     mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
                     pg[r, c] = mat[r, c] * pg[r, c]
                     sq_s[r, c] = b_s[r] * mat[r, c]  # dKK
-                T.reduce_sum(pg, rows_c, dim=1)
+                T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
                 for r in T.Parallel(BT):
                     db2_s[r] = rows_c[r]
                 for r, c in T.Parallel(BT, BT):
@@ -277,20 +360,17 @@ def gdn_bwd_chunk_sm90(
                 T.gemm(dp_s, k_s, dkf)  # dK += (dKK + dKK^T) K
 
                 # ---- the v-head's dg and dbeta; whole-chunk terms on the last real token:
-                # gamma_last <dS1, S0> + sum K * dK_r (the 64-register product here, where little else is live)
-                for a, b in T.Parallel(K, V):
-                    hprod[a, b] = T.cast(h_s[a, b], accum) * T.cast(dh_s[a, b], accum)
-                T.reduce_sum(hprod, hsum, dim=1)
-                T.copy(hsum, hs_s)
+                # gamma_last <dS1, S0> (row sums taken at the top) + sum K * dK_r
                 for r in T.Parallel(BT):
                     dgc_s[r] = T.if_then_else(
                         r < n_valid, gu_s[r] - ka_s[r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
-                for r in T.Parallel(BT):
-                    if r == last:
-                        for j in T.serial(K):
-                            dgc_s[r] += gam_s[BT - 1] * hs_s[j]
-                        for j in T.serial(BT):
-                            dgc_s[r] += ka_s[j]
+                if tx == last:
+                    dgl = dgc_s[last]
+                    for j in T.serial(K):
+                        dgl = dgl + gam_s[BT - 1] * hs_s[j]
+                    for j in T.serial(BT):
+                        dgl = dgl + ka_s[j]
+                    dgc_s[last] = dgl
                 T.cumsum(dgc_s, dim=0, reverse=True)
                 for r in T.Parallel(BT):
                     if r < n_store:
