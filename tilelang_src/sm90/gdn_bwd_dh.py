@@ -9,8 +9,11 @@ first with dS = dL/dS_end [K, BV] in fp32 registers (docs/gdn_chunk_derivation.m
     dS  = gamma_last * dS + K^T dVg + Q^T (scale * gamma * dO)
 
 and after the first chunk dh0 = dS. Starts from dht (the final-state gradient) or 0.
-Warpgroups: WG0 holds dS; WG1 computes dVd and dVg; WG2 computes Ag, Pg and scale*gamma*dO;
-WG3 loads chunks (TMA when full) into a two-stage ring. Barrier parities as in gdn_fwd.py.
+Warpgroups: WG0 holds dS and publishes dS~; WG1 computes dVd and dVg; WG2 computes Ag, Pg and
+scale*gamma*dO one chunk ahead (double-buffered, off the chain); WG3: three producer warps fill a
+two-stage ring (TMA when full) and a storer warp copies dS~ to dh. The chain per chunk is three GEMMs,
+K dS~ -> Ag^T dVd -> K^T dVg: WG1 takes Pg^T dO, which needs no dS, before dS~ arrives. Barrier
+parities as in gdn_fwd.py.
 
 Context parallelism mirrors the forward's (docs/gdn_chunk_derivation.md, "Backward context
 parallelism"): a CTA runs one segment of a sequence (rows of seg_plan.py's reverse tables), from
@@ -109,17 +112,19 @@ def gdn_bwd_dh_sm90(
             a_s = T.alloc_shared((2, BT, BT), dtype)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
-            ds_s = T.alloc_shared((K, BV), dtype)  # dS~
+            ds_s = T.alloc_shared((2, K, BV), dtype)  # dS~ (WG0 -> WG1, storer)
             dvd_s = T.alloc_shared((BT, BV), dtype)  # dVd (WG1 only)
-            dvg_s = T.alloc_shared((BT, BV), dtype)  # dVg
-            ag_s = T.alloc_shared((BT, BT), dtype)  # Ag
-            p_s = T.alloc_shared((BT, BT), dtype)  # Pg
-            dog_s = T.alloc_shared((BT, BV), dtype)  # scale * gamma * dO
+            dvg_s = T.alloc_shared((BT, BV), dtype)  # dVg (WG1 -> WG0)
+            # WG2 -> WG1 (Ag, Pg) and WG0 (scale * gamma * dO), one chunk ahead of the chain
+            ag_s = T.alloc_shared((2, BT, BT), dtype)  # Ag
+            p_s = T.alloc_shared((2, BT, BT), dtype)  # Pg
+            dog_s = T.alloc_shared((2, BT, BV), dtype)  # scale * gamma * dO
             gam1_s = T.alloc_shared((BT,), accum)  # gamma (WG1)
             rr1_s = T.alloc_shared((BT,), accum)  # r (WG1)
 
             ds_frag = T.alloc_fragment((K, BV), accum)
             dvd_frag = T.alloc_fragment((BT, BV), accum)
+            pdo_frag = T.alloc_fragment((BT, BV), accum)  # Pg^T dO (WG1)
             dw_frag = T.alloc_fragment((BT, BV), accum)
             p_frag = T.alloc_fragment((BT, BT), accum)
             gm_frag = T.alloc_fragment((BT, BT), accum)
@@ -127,12 +132,14 @@ def gdn_bwd_dh_sm90(
 
             full = T.alloc_barrier([96, 96])
             empty = T.alloc_barrier([384, 384])
-            bar_st = T.alloc_barrier(128)  # dS~ written (WG0)
-            bar_ag = T.alloc_barrier(128)  # Ag written (WG2)
-            bar_pg = T.alloc_barrier(128)  # Pg written (WG2)
-            bar_dog = T.alloc_barrier(128)  # scale * gamma * dO written (WG2)
-            bar_dvg = T.alloc_barrier(128)  # dVg written, Ag and Pg read (WG1)
-            bar_done = T.alloc_barrier(128)  # WG0 done with the chunk
+            bar_st = T.alloc_barrier([128, 128])  # dS~ written (WG0)
+            ds_free = T.alloc_barrier([160, 160])  # dS~ read (WG1 and the storer warp)
+            bar_ag = T.alloc_barrier([128, 128])  # Ag written (WG2)
+            bar_pg = T.alloc_barrier([128, 128])  # Pg written (WG2)
+            bar_dog = T.alloc_barrier([128, 128])  # scale * gamma * dO written (WG2)
+            wg2_free = T.alloc_barrier([256, 256])  # Ag, Pg (WG1) and scale * gamma * dO (WG0) read
+            bar_dvg = T.alloc_barrier(128)  # dVg written (WG1; single buffer: WG1 writes the next one only
+            # after WG0 published the next dS~, which it does after its K^T dVg)
 
             tx = T.get_thread_binding()
 
@@ -155,21 +162,20 @@ def gdn_bwd_dh_sm90(
                 for i in T.serial(n_iter):
                     c = c_first + n_iter - 1 - i
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
-                    T.copy(ds_frag, ds_s)
+                    T.barrier_wait(ds_free[i % 2], (i // 2 + 1) % 2)
+                    T.copy(ds_frag, ds_s[i % 2, :, :])
                     T.fence_proxy_async()
-                    T.barrier_arrive(bar_st)
-                    if warmup == 0:
-                        T.copy(ds_frag, dh[first_slot + c, hv, 0:K, v0:v0 + BV])
+                    T.barrier_arrive(bar_st[i % 2])
                     decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
                     for a, b in T.Parallel(K, BV):
                         ds_frag[a, b] *= decay
-                    T.barrier_wait(bar_dog, i % 2)
+                    T.barrier_wait(bar_dog[i % 2], (i // 2) % 2)
                     # dS += Q^T (scale * gamma * dO)
-                    T.gemm(q_s[i % 2, :, :], dog_s, ds_frag, transpose_A=True)
+                    T.gemm(q_s[i % 2, :, :], dog_s[i % 2, :, :], ds_frag, transpose_A=True)
+                    T.barrier_arrive(wg2_free[i % 2])
                     T.barrier_wait(bar_dvg, i % 2)
                     # dS += K^T dVg
                     T.gemm(k_s[i % 2, :, :], dvg_s, ds_frag, transpose_A=True)
-                    T.barrier_arrive(bar_done)
                     T.barrier_arrive(empty[i % 2])
                 if warmup != 0:
                     if n_iter > 0:
@@ -192,18 +198,21 @@ def gdn_bwd_dh_sm90(
                         gam1_s[r] = T.exp2(g_s[i % 2, r] * LOG2E)
                         rr1_s[r] = T.if_then_else(
                             r < n_valid, T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E), 0.0)
-                    T.barrier_wait(bar_st, i % 2)
+                    # Pg^T dO before dS~ arrives: it needs no dS
+                    T.barrier_wait(bar_pg[i % 2], (i // 2) % 2)
+                    T.gemm(p_s[i % 2, :, :], do_s[i % 2, :, :], pdo_frag, transpose_A=True, clear_accum=True)
+                    T.barrier_wait(bar_st[i % 2], (i // 2) % 2)
                     # dVd = r * (K dS~) + Pg^T dO
-                    T.gemm(k_s[i % 2, :, :], ds_s, dvd_frag, clear_accum=True)
+                    T.gemm(k_s[i % 2, :, :], ds_s[i % 2, :, :], dvd_frag, clear_accum=True)
+                    T.barrier_arrive(ds_free[i % 2])
                     for r, cc in T.Parallel(BT, BV):
-                        dvd_frag[r, cc] *= rr1_s[r]
-                    T.barrier_wait(bar_pg, i % 2)
-                    T.gemm(p_s, do_s[i % 2, :, :], dvd_frag, transpose_A=True)
+                        dvd_frag[r, cc] = dvd_frag[r, cc] * rr1_s[r] + pdo_frag[r, cc]
                     T.copy(dvd_frag, dvd_s)
                     T.fence_proxy_async()
-                    T.barrier_wait(bar_ag, i % 2)
+                    T.barrier_wait(bar_ag[i % 2], (i // 2) % 2)
                     # dVg = -gamma * (Ag^T dVd)
-                    T.gemm(ag_s, dvd_s, dw_frag, transpose_A=True, clear_accum=True)
+                    T.gemm(ag_s[i % 2, :, :], dvd_s, dw_frag, transpose_A=True, clear_accum=True)
+                    T.barrier_arrive(wg2_free[i % 2])
                     for r, cc in T.Parallel(BT, BV):
                         dvg_s[r, cc] = T.cast(-gam1_s[r] * dw_frag[r, cc], dtype)
                     T.fence_proxy_async()
@@ -215,26 +224,25 @@ def gdn_bwd_dh_sm90(
                 T.set_max_nreg(144, 1)  # 16 registers go to the producer warps
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
-                    if i > 0:
-                        # the previous chunk's Ag, Pg and scale*gamma*dO have all been read
-                        T.barrier_wait(bar_done, (i - 1) % 2)
                     T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
                     for r, cc in T.Parallel(BT, BT):
                         gm_frag[r, cc] = T.if_then_else(
                             r >= cc, T.exp2((g_s[i % 2, r] - g_s[i % 2, cc]) * LOG2E), 0.0)
+                    # this buffer's Ag, Pg and scale*gamma*dO (chunk i - 2) have all been read
+                    T.barrier_wait(wg2_free[i % 2], (i // 2 + 1) % 2)
                     for r, cc in T.Parallel(BT, BT):
-                        ag_s[r, cc] = T.cast(gm_frag[r, cc] * a_s[i % 2, r, cc] * b_s[i % 2, cc], dtype)
+                        p_s[i % 2, r, cc] = T.cast(scale * gm_frag[r, cc] * p_frag[r, cc], dtype)
                     T.fence_proxy_async()
-                    T.barrier_arrive(bar_ag)
+                    T.barrier_arrive(bar_pg[i % 2])
                     for r, cc in T.Parallel(BT, BT):
-                        p_s[r, cc] = T.cast(scale * gm_frag[r, cc] * p_frag[r, cc], dtype)
+                        ag_s[i % 2, r, cc] = T.cast(gm_frag[r, cc] * a_s[i % 2, r, cc] * b_s[i % 2, cc], dtype)
                     T.fence_proxy_async()
-                    T.barrier_arrive(bar_pg)
+                    T.barrier_arrive(bar_ag[i % 2])
                     for r, cc in T.Parallel(BT, BV):
-                        dog_s[r, cc] = T.cast(
+                        dog_s[i % 2, r, cc] = T.cast(
                             scale * T.exp2(g_s[i % 2, r] * LOG2E) * do_s[i % 2, r, cc], dtype)
                     T.fence_proxy_async()
-                    T.barrier_arrive(bar_dog)
+                    T.barrier_arrive(bar_dog[i % 2])
                     T.barrier_arrive(empty[i % 2])
 
             else:
@@ -260,5 +268,14 @@ def gdn_bwd_dh_sm90(
                         load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
+                else:
+                    # the storer: dS~ of every chunk to dh, by chunk slot
+                    for i in T.serial(n_iter):
+                        c = c_first + n_iter - 1 - i
+                        T.barrier_wait(bar_st[i % 2], (i // 2) % 2)
+                        if warmup == 0:
+                            for a, b in T.Parallel(K, BV):
+                                dh[first_slot + c, hv, a, v0 + b] = ds_s[i % 2, a, b]
+                        T.barrier_arrive(ds_free[i % 2])
 
     return gdn_bwd_dh
