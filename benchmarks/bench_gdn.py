@@ -231,9 +231,17 @@ def versions(libs) -> dict:
                                         cwd=Path(__file__).resolve().parent).stdout.strip()
     except OSError:
         info["commit"] = ""
-    # a copy of the tree without .git (a lent GPU machine) gets the commit from the environment
-    # the wheel's commit (set by scripts/gpu_bench.sh) wins over a checkout that may be stale
-    info["commit"] = os.environ.get("FLASHQLA_COMMIT") or info["commit"] or "?"
+    # the commit of the code measured: FLASHQLA_COMMIT (scripts/gpu_bench.sh), else the one the installed
+    # library's kernels were generated from (its build manifest), else this checkout's, which may be stale
+    # on a GPU machine that received a copy of the tree
+    built = None
+    try:
+        import flashqla
+
+        built = flashqla.build_manifest().get("source_commit")
+    except Exception:  # noqa: BLE001  (flashqla not importable: the peers alone)
+        pass
+    info["commit"] = os.environ.get("FLASHQLA_COMMIT") or built or info["commit"] or "?"
     info.update({f"{name} version": ver for name, (ver, _) in libs.items()})
     return info
 

@@ -33,7 +33,8 @@ def _info() -> None:
         groups[key] = groups.get(key, 0) + 1
     archs = [a for a in man.get("archs", []) if any(g[0] == a and not g[2] for g in groups)]
     print(f"compiled for: {', '.join(archs) or 'none'}; {len(kernels)} kernel variants; "
-          f"TileLang {kernels[0]['tilelang'] if kernels else '?'} at build time")
+          f"TileLang {kernels[0]['tilelang'] if kernels else '?'} at build time; "
+          f"source commit {man.get('source_commit') or 'unknown'}")
     for (arch, family, check), count in groups.items():
         what = (f"check variants: run on Hopper with FLASHQLA_KERNEL_FAMILY={family}" if check
                 else _GPUS.get(arch, ""))

@@ -160,7 +160,6 @@ def gdn_bwd_dh_sm90(
                 else:
                     T.clear(ds_frag)
                 for i in T.serial(n_iter):
-                    c = c_first + n_iter - 1 - i
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     T.barrier_wait(ds_free[i % 2], (i // 2 + 1) % 2)
                     T.copy(ds_frag, ds_s[i % 2, :, :])
