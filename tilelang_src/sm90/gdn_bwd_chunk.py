@@ -314,12 +314,7 @@ def gdn_bwd_chunk_sm90(
                 # ---- dK's dVg part, dVg S0^T, in acc (its row products with K: the gate of W,
                 # sum_v dVg_iv U_iv = sum_k K_ik (dVg S0^T)_ik, so U = K S0 is not formed again), into the sum
                 T.gemm(do_s, h_s, acc, transpose_B=True, clear_accum=True)
-                for r, c in T.Parallel(BT, K):
-                    dkf[r, c] += acc[r, c]
-                    acc[r, c] = acc[r, c] * k_s[r, c]
-                T.reduce_sum(acc, rows_v, dim=1, batch=reduce_batch)
-                for r in T.Parallel(BT):
-                    gu_s[r] = rows_v[r]
+                join_sum(acc, dkf, k_s, rows_v, gu_s)
 
                 # ---- dAb = Gamma * (dVd W^T); E += dAb * Ab; dA = dAb * beta_col into Ag's buffer (its last read
                 # was dv); Gamma is formed again (not held since the recompute)
