@@ -122,6 +122,17 @@ def gdn_bwd_chunk_sm90(
         if q == 0:
             out[j] = cs[0]
 
+    @T.macro
+    def join_sum(part, total, other, rows, out_s):
+        """total += part, and out_s[r] = sum_c part[r, c] * other[r, c] (the row products that feed a gate
+        of dgc), through rows; part is clobbered."""
+        for r, c in T.Parallel(BT, K):
+            total[r, c] += part[r, c]
+            part[r, c] = part[r, c] * other[r, c]
+        T.reduce_sum(part, rows, dim=1, batch=reduce_batch)
+        for r in T.Parallel(BT):
+            out_s[r] = rows[r]
+
     @T.prim_func
     def gdn_bwd_chunk(
         q: T.Tensor((num_tokens, H, K), dtype),
@@ -273,23 +284,13 @@ def gdn_bwd_chunk_sm90(
                 T.gemm(vd_s, dh_s, acc, transpose_B=True, clear_accum=True)
                 for r, c in T.Parallel(BT, K):
                     acc[r, c] *= rr_s[r]
-                for r, c in T.Parallel(BT, K):
-                    dkf[r, c] += acc[r, c]
-                    acc[r, c] = acc[r, c] * k_s[r, c]
-                T.reduce_sum(acc, rows_v, dim=1, batch=reduce_batch)
-                for r in T.Parallel(BT):
-                    ka_s[r] = rows_v[r]
+                join_sum(acc, dkf, k_s, rows_v, ka_s)
 
                 # ---- dQ's state part: scale * gamma * (dO S0^T) in acc (its row products with Q: a gate), into the sum
                 T.gemm(do_s, h_s, acc, transpose_B=True, clear_accum=True)
                 for r, c in T.Parallel(BT, K):
                     acc[r, c] *= scale * gam_s[r]
-                for r, c in T.Parallel(BT, K):
-                    dqf[r, c] += acc[r, c]
-                    acc[r, c] = acc[r, c] * q_s[r, c]
-                T.reduce_sum(acc, rows_v, dim=1, batch=reduce_batch)
-                for r in T.Parallel(BT):
-                    gq_s[r] = rows_v[r]
+                join_sum(acc, dqf, q_s, rows_v, gq_s)
 
                 # ---- dVd = r * (K dS1) + Pg^T dO, into Vd's buffer (Vd is no longer read)
                 T.gemm(k_s, dh_s, acc, clear_accum=True)
@@ -313,12 +314,7 @@ def gdn_bwd_chunk_sm90(
                 # ---- dK's dVg part, dVg S0^T, in acc (its row products with K: the gate of W,
                 # sum_v dVg_iv U_iv = sum_k K_ik (dVg S0^T)_ik, so U = K S0 is not formed again), into the sum
                 T.gemm(do_s, h_s, acc, transpose_B=True, clear_accum=True)
-                for r, c in T.Parallel(BT, K):
-                    dkf[r, c] += acc[r, c]
-                    acc[r, c] = acc[r, c] * k_s[r, c]
-                T.reduce_sum(acc, rows_v, dim=1, batch=reduce_batch)
-                for r in T.Parallel(BT):
-                    gu_s[r] = rows_v[r]
+                join_sum(acc, dkf, k_s, rows_v, gu_s)
 
                 # ---- dAb = Gamma * (dVd W^T); E += dAb * Ab; dA = dAb * beta_col into Ag's buffer (its last read
                 # was dv); Gamma is formed again (not held since the recompute)
