@@ -1,10 +1,13 @@
 """The sequential kernels' side of segments (docs/gdn_chunk_derivation.md, "Segments"): what a CTA row of a
 pass runs, read from the tables of sm90/seg_plan.py, and the fp32 states it starts from or ends with.
 
-Used by the sm120 forward and state-gradient programs and by cp_correct.py, whose SASS is the same as with
-the code written inline. The SM90 warp-specialized kernels (sm90/gdn_fwd.py, gdn_bwd_dh.py) keep these
-lines inline: through the macros TileLang placed its warpgroup barriers differently there (one partial
-barrier fewer in the forward's generated CUDA), a change to accept only after a GPU run."""
+Used by the sm120 forward and state-gradient programs and by cp_correct.py (SASS the same as with the code
+written inline) and by the SM90 state-gradient kernel, where TileLang's sync planner then leaves out one
+warp-level named barrier (32 threads) before the dO producer warp's zero-filled element copy of a partial
+chunk: that warp alone writes the buffer and publishes it with a fence and an mbarrier arrive, so the
+barrier orders nothing. The SM90 forward (sm90/gdn_fwd.py) keeps these lines inline: through the macros
+the planner drops WG1's warpgroup barrier at the top of a chunk and puts one before every store of its
+W loop instead (sixteen per chunk; correct, but not what the kernel wants)."""
 
 import tilelang.language as T
 

@@ -24,8 +24,9 @@ liveness there), so the v-head loop reuses buffers by hand where shape and dtype
 not overlap: dO's buffer holds dVg once dO S0^T and Pg^T dO are done, Vd's holds dVd once dO Vd^T and
 Vd dS1^T are done, Ag's holds dA after dv = Ag^T dVd, Pg's holds A^T dA after dVd, dP's holds
 dKK + dKK^T, and one padded fp32 buffer holds E's first part, E, dAb * A and dKK in turn. Registers:
-dQ and dK live across the whole loop, so U = K S0 and Gamma are formed again where they are needed
-late instead of being held (one more 64 x 128 x 128 GEMM and one exp2 per element of Gamma per v-head).
+dQ and dK live across the whole loop, so Gamma is formed again where it is needed late instead of
+being held (one exp2 per element per v-head); U = K S0 is not needed late: the gate of W,
+sum_v dVg_iv U_iv, equals sum_k K_ik (dVg S0^T)_ik, and dVg S0^T is dK's dVg part.
 Every CTA computes unconditionally; stores are masked, and slots of the padding tail write zeros.
 
 Loads overlap the previous v-head's tail: the next v-head's tiles go into buffers as soon as they die,
@@ -192,7 +193,7 @@ def gdn_bwd_chunk_sm90(
             rr_s = T.alloc_shared((BT,), accum)
             # per-row gate terms, each written once from its reduction and combined at the end
             # (fragments of different layouts own different rows: no read-modify-write across them)
-            gu_s = T.alloc_shared((BT,), accum)  # sum_v dVg * U          (gate of W)
+            gu_s = T.alloc_shared((BT,), accum)  # sum_v dVg * U = sum_k K * (dVg S0^T)   (gate of W)
             ka_s = T.alloc_shared((BT,), accum)  # sum_k K * dK_r         (gate of r)
             gq_s = T.alloc_shared((BT,), accum)  # sum_k Q * dQ           (gate of O's state part)
             er_s = T.alloc_shared((BT,), accum)  # sum_j E_ij             (gate of Gamma, rows)
@@ -302,8 +303,7 @@ def gdn_bwd_chunk_sm90(
                     T.tma_copy(dh[slot, hv + 1, 0:K, 0:V], dh_s, barrier=dh_bar[0])
                     T.barrier_arrive(dh_bar[0])
 
-                # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read);
-                # gate of W: dgc_i += sum_v dVg_iv U_iv, with U = K S0 formed again (not held since the recompute)
+                # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read)
                 T.gemm(ag_s, vd_s, acc, transpose_A=True, clear_accum=True)
                 for r, c in T.Parallel(BT, V):
                     if r < n_store:
@@ -311,13 +311,10 @@ def gdn_bwd_chunk_sm90(
                 for r, c in T.Parallel(BT, V):
                     acc[r, c] = -gam_s[r] * acc[r, c]
                     do_s[r, c] = T.cast(acc[r, c], dtype)
-                T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
-                for r, c in T.Parallel(BT, V):
-                    u[r, c] = u[r, c] * acc[r, c]
-                T.reduce_sum(u, rows_v, dim=1, batch=reduce_batch)
-                for r in T.Parallel(BT):
-                    gu_s[r] = rows_v[r]
-                T.gemm(do_s, h_s, dkf, transpose_B=True)  # dK += dVg S0^T
+                # ---- dK's dVg part, dVg S0^T, in acc (its row products with K: the gate of W,
+                # sum_v dVg_iv U_iv = sum_k K_ik (dVg S0^T)_ik, so U = K S0 is not formed again), into the sum
+                T.gemm(do_s, h_s, acc, transpose_B=True, clear_accum=True)
+                join_sum(acc, dkf, k_s, rows_v, gu_s)
 
                 # ---- dAb = Gamma * (dVd W^T); E += dAb * Ab; dA = dAb * beta_col into Ag's buffer (its last read
                 # was dv); Gamma is formed again (not held since the recompute)

@@ -29,7 +29,7 @@ gradient at the end of segment s, from which the main pass starts that segment.
 import tilelang.language as T
 
 from common.chunk_load import load_gate_beta, load_rows
-from common.seq_index import seq_bound
+from common.segments import end_state, segment_row, start_state
 
 LOG2E = 1.4426950408889634
 
@@ -91,19 +91,12 @@ def gdn_bwd_dh_sm90(
             is_m = bx // NSEG  # 1: a transposed-transition CTA of the warm-up pass
             num_seqs = N1 - 1
 
-            # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py, reverse tables)
-            n = seg_seq[seg]
-            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
-            c_first = ranges[row, hv, 0]
-            n_iter = ranges[row, hv, 1]
-            flags = ranges[row, hv, 2]
+            # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py, reverse tables); the
+            # warm-up rows follow the main-pass rows; the transposed-transition CTAs load dO = 0 (up to do_end)
+            n, c_first, n_iter, flags, seq_start, seq_end, do_end = segment_row(
+                seg_seq, ranges, cu_seqlens, seg, warmup * NSEG + bx, hv, num_seqs, num_tokens, BT)
             is_first = flags % 2 == 0  # the sequence's first segment stores dh0
             is_last = (flags // 2) % 2 == 1  # the sequence's last segment starts from dht
-            seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            # n = num_seqs (a padding slot) gives seq_end = seq_start: no chunks
-            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
-            # the transposed-transition CTAs load dO = 0: an end before every chunk pads all rows
-            do_end = seq_end - (flags // 4) * (seq_end + BT)
             first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
 
             q_s = T.alloc_shared((2, BT, K), dtype)
@@ -146,19 +139,8 @@ def gdn_bwd_dh_sm90(
             if tx < 128:
                 # ---------------- WG0: dS
                 T.set_max_nreg(168, 1)
-                if warmup != 0:
-                    for a, b in T.Parallel(K, BV):
-                        ds_frag[a, b] = T.if_then_else(is_m != 0 and a == v0 + b, 1.0, 0.0)
-                elif not is_last and n_iter > 0:
-                    T.copy(cp_ds[seg, hv, 0:K, v0:v0 + BV], ds_frag)
-                elif use_dht != 0 and is_last:
-                    if state_v_first != 0:
-                        for a, b in T.Parallel(K, BV):
-                            ds_frag[a, b] = dht[n, hv, v0 + b, a]
-                    else:
-                        T.copy(dht[n, hv, 0:K, v0:v0 + BV], ds_frag)
-                else:
-                    T.clear(ds_frag)
+                start_state(ds_frag, warmup, is_m, v0, not is_last and n_iter > 0, cp_ds, seg,
+                            use_dht != 0 and is_last, dht, n, hv, state_v_first, K, BV)
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     T.barrier_wait(ds_free[i % 2], (i // 2 + 1) % 2)
@@ -176,15 +158,8 @@ def gdn_bwd_dh_sm90(
                     # dS += K^T dVg
                     T.gemm(k_s[i % 2, :, :], dvg_s, ds_frag, transpose_A=True)
                     T.barrier_arrive(empty[i % 2])
-                if warmup != 0:
-                    if n_iter > 0:
-                        T.copy(ds_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
-                elif store_dh0 != 0 and is_first and n < num_seqs:
-                    if state_v_first != 0:
-                        for a, b in T.Parallel(K, BV):
-                            dh0[n, hv, v0 + b, a] = ds_frag[a, b]
-                    else:
-                        T.copy(ds_frag, dh0[n, hv, 0:K, v0:v0 + BV])
+                end_state(ds_frag, warmup, n_iter, cp_out, is_m, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs,
+                          dh0, n, hv, v0, state_v_first, K, BV)
 
             elif tx < 256:
                 # ---------------- WG1: dVd, dVg

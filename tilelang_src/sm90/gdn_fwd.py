@@ -15,7 +15,7 @@ gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) and Gamma_ij = exp(gc_i - gc_j) (
 
 Warpgroups: WG0 holds S, publishes S~ and applies X^T W; WG1 computes X, U and W; WG2
 computes O and stores it; WG3: three producer warps fill a two-stage ring (TMA for full
-chunks, zero-filled element copies for a partial chunk; Z only when o is stored) and a storer
+chunks, zero-filled element copies for a partial chunk; q and Z only when o is stored) and a storer
 warp copies S~ to h (per chunk slot) for the backward. S~, W and X are double-buffered so that WG2 and the
 storer never hold up the chain.
 
@@ -259,7 +259,8 @@ def gdn_fwd_sm90(
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
+                        if emit_o:  # only O reads q: the warm-up pass and the state recompute skip it
+                            load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         T.barrier_arrive(full[i % 2])
                 elif tx < 384 + 64:
