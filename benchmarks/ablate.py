@@ -261,6 +261,10 @@ SPECS = {
                 last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
                 combos=[1 | 2 | 4 | 8, 1 | 2 | 4 | 8 | 16, 2 | 4],
                 unit="us/chunk"),
+    # the 128-wide V slice of the same program (no base: a kernel file before it has no BV = 128)
+    "fwd128": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128), fix=[], last_param="",
+                   ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
                  last_param="        num_slots: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
@@ -302,6 +306,8 @@ def main() -> int:
                     choices=["base", "cur", "fix", "ablate"])
     ap.add_argument("--no-o", action="store_true",
                     help="forward with store_o = 0, as in the backward's state recompute (compares h_out)")
+    ap.add_argument("--store-h", action="store_true",
+                    help="forward storing S~ per chunk (the storer warp), as in the backward's state recompute")
     ap.add_argument("--base-dir", help="folder with the kernel files of the `base` variant (default: this tree)")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
     args = ap.parse_args()
@@ -309,7 +315,7 @@ def main() -> int:
     if not os.path.exists(os.path.join(args.workdir, "common")):
         os.symlink(SRC / "common", os.path.join(args.workdir, "common"))
     jobs = [(k, v, args.workdir, args.base_dir) for k in args.kernels for v in args.variants
-            if v != "ablate" or SPECS[k]["ablations"]]
+            if (v != "ablate" or SPECS[k]["ablations"]) and v in SPECS[k].get("variants", [v])]
     with cf.ProcessPoolExecutor(len(jobs)) as pool:  # the compiles run in parallel
         for done in pool.map(_compile_only, jobs):
             print(f"compiled {done}", flush=True)
@@ -321,9 +327,14 @@ def main() -> int:
         for h in args.heads:
             H, HV = (int(s) for s in h.split(","))
             x, per, out = spec["inputs"](args.tokens, H, HV)
-            if kname == "fwd" and args.no_o:
+            if spec["inputs"] is fwd_inputs and args.no_o:
                 x["store_o"] = 0
                 out = "ht"
+            if spec["inputs"] is fwd_inputs and args.store_h:
+                import torch
+
+                x["store_h"] = 1
+                x["h"] = torch.empty(per + 1, HV, 128, 128, dtype=torch.bfloat16, device="cuda")  # slots
             ref = None
             for (k, name), (kern, names, dtypes) in kernels.items():
                 if k != kname:

@@ -43,8 +43,11 @@ def gdn_fwd_sm90(
     BT: int = 64,
     BV: int = 64,
 ):
-    assert V % BV == 0
+    assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
+    # S~ and X buffers: two at BV = 64; one at BV = 128 (one CTA per head and segment, for calls whose heads
+    # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
+    NST = 2 if BV == 64 else 1
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -123,8 +126,8 @@ def gdn_fwd_sm90(
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
             # double-buffered exchange on the chain
-            st_s = T.alloc_shared((2, K, BV), dtype)  # S~ (WG0 -> WG1, WG2, storer)
-            x_s = T.alloc_shared((2, BT, K), dtype)  # X (WG1 -> WG0)
+            st_s = T.alloc_shared((NST, K, BV), dtype)  # S~ (WG0 -> WG1, WG2, storer)
+            x_s = T.alloc_shared((NST, BT, K), dtype)  # X (WG1 -> WG0)
             w_s = T.alloc_shared((2, BT, BV), dtype)  # W (WG1 -> WG0, WG2)
             # WG2 only
             z_s = T.alloc_shared((BT, BT), dtype)  # Z, copied out of the ring (the stage is freed early)
@@ -141,8 +144,8 @@ def gdn_fwd_sm90(
 
             full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
             empty = T.alloc_barrier([384, 384])  # 3 consumer warpgroups per stage
-            st_ready = T.alloc_barrier([128, 128])  # WG0 wrote S~
-            st_free = T.alloc_barrier([288, 288])  # WG1, WG2 and the storer warp read S~
+            st_ready = T.alloc_barrier([128] * NST)  # WG0 wrote S~
+            st_free = T.alloc_barrier([288] * NST)  # WG1, WG2 and the storer warp read S~
             w_ready = T.alloc_barrier([128, 128])  # WG1 wrote X and W
             w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
 
@@ -166,17 +169,17 @@ def gdn_fwd_sm90(
                     T.clear(s_frag)
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
-                    T.barrier_wait(st_free[i % 2], (i // 2 + 1) % 2)
-                    T.copy(s_frag, st_s[i % 2, :, :])
+                    T.barrier_wait(st_free[i % NST], (i // NST + 1) % 2)
+                    T.copy(s_frag, st_s[i % NST, :, :])
                     T.fence_proxy_async()
-                    T.barrier_arrive(st_ready[i % 2])
+                    T.barrier_arrive(st_ready[i % NST])
                     decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
                     T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
                     for a, b in T.Parallel(K, BV):
                         s_frag[a, b] *= decay
                     T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
                     # S += X^T W
-                    T.gemm(x_s[i % 2, :, :], w_s[i % 2, :, :], s_frag, transpose_A=True)
+                    T.gemm(x_s[i % NST, :, :], w_s[i % 2, :, :], s_frag, transpose_A=True)
                     T.barrier_arrive(w_free[i % 2])
                 if warmup != 0:
                     if n_iter > 0:
@@ -200,12 +203,14 @@ def gdn_fwd_sm90(
                     T.gemm(a_s[i % 2, :, :], k_s[i % 2, :, :], x_frag, transpose_A=True, clear_accum=True)
                     for r, c in T.Parallel(BT, K):
                         x_frag[r, c] *= rb_s[r]
-                    T.barrier_wait(w_free[i % 2], (i // 2 + 1) % 2)
-                    T.copy(x_frag, x_s[i % 2, :, :])
-                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
+                    # X's buffer (and W's stage) free: chunk i - NST's X^T W is done, and WG2's read of that W
+                    # (chunk i - 1's implies chunk i - 2's: both readers arrive in chunk order)
+                    T.barrier_wait(w_free[(i + NST) % 2], ((i + NST) // 2 + NST) % 2)  # chunk i - NST's phase
+                    T.copy(x_frag, x_s[i % NST, :, :])
+                    T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     # U = K S~
-                    T.gemm(k_s[i % 2, :, :], st_s[i % 2, :, :], u_frag, clear_accum=True)
-                    T.barrier_arrive(st_free[i % 2])
+                    T.gemm(k_s[i % 2, :, :], st_s[i % NST, :, :], u_frag, clear_accum=True)
+                    T.barrier_arrive(st_free[i % NST])
                     for r, c in T.Parallel(BT, BV):
                         w_s[i % 2, r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
                     T.fence_proxy_async()
@@ -224,11 +229,11 @@ def gdn_fwd_sm90(
                             gam2_s[r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
                         T.copy(zr_s[i % 2, :, :], z_s)
                         T.fence_proxy_async()
-                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
+                    T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     if emit_o:
                         # O = scale * gamma * (Q S~)
-                        T.gemm(q_s[i % 2, :, :], st_s[i % 2, :, :], o_frag, clear_accum=True)
-                    T.barrier_arrive(st_free[i % 2])
+                        T.gemm(q_s[i % 2, :, :], st_s[i % NST, :, :], o_frag, clear_accum=True)
+                    T.barrier_arrive(st_free[i % NST])
                     T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
                     if emit_o:
                         for r, c in T.Parallel(BT, BV):
@@ -280,10 +285,10 @@ def gdn_fwd_sm90(
                         T.barrier_arrive(full[i % 2])
                 else:
                     for i in T.serial(n_iter):
-                        T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
+                        T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                         if store_h != 0 and warmup == 0:
                             for a, c in T.Parallel(K, BV):
-                                h[first_slot + c_first + i, hv, a, v0 + c] = st_s[i % 2, a, c]
-                        T.barrier_arrive(st_free[i % 2])
+                                h[first_slot + c_first + i, hv, a, v0 + c] = st_s[i % NST, a, c]
+                        T.barrier_arrive(st_free[i % NST])
 
     return gdn_fwd
