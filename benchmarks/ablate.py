@@ -196,7 +196,7 @@ def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     )
     x["q"] = torch.randn(T_, H, K, device=device, generator=g).bfloat16()  # kernels that form Z
     x["z"] = torch.empty(T_, HV, BT, dtype=torch.bfloat16, device=device)
-    x.update(scale=K**-0.5, num_slots=n_chunks + 1, group=HV // H)  # slots: ceil(T / BT) + N
+    x.update(scale=K**-0.5, num_slots=n_chunks + 1, slot0=0, group=HV // H)  # slots: ceil(T / BT) + N
     return x, 1, "A"  # time per launch
 
 
