@@ -78,7 +78,7 @@ FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_c
   FwdPlan narrow{64, plan_segments(T, N, HV, 2, sms, cp_segment_chunks)};
   if (!allow_bv128) return narrow;
   FwdPlan wide{128, plan_segments(T, N, HV, 1, sms, cp_segment_chunks)};
-  return wide.sp.cost * kChunkTimeBv128 < narrow.sp.cost ? wide : narrow;
+  return wide.sp.cost * kChunkTimeBv128 < narrow.sp.cost * kMinGain ? wide : narrow;  // the same margin as CP's
 }
 
 }  // namespace flashqla

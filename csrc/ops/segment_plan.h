@@ -25,7 +25,8 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
                           int64_t cp_segment_chunks);
 
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
-// kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: the one the model prices lower.
+// kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where the model prices it lower
+// by CP's margin (kMinGain).
 // Measured on an H200 (ablate.py, fwd against fwd128, o stored: 4.45-4.71 against 2.65-2.76 us per chunk;
 // benchmarks/results/H200_fwd_bv128.md)
 constexpr double kChunkTimeBv128 = 1.75;
