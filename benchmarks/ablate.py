@@ -32,36 +32,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tilelang_src"
 
-# W = V - gamma U computed in registers, then one fragment -> shared copy (no shared read and
-# shared write in one loop: TileLang's sync planner put a named barrier in every iteration)
-FWD_FIX = [(
-    "                    for r, c in T.Parallel(BT, BV):\n"
-    "                        w_s[i % 2, r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]\n",
-    "                    for r, c in T.Parallel(BT, BV):\n"
-    "                        u_frag[r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]\n"
-    "                    T.copy(u_frag, w_s[i % 2, :, :])\n",
-)]
+# experimental edits of gdn_fwd.py for the `fix` variant (none now; measurements in docs/fwd_profile.md)
+FWD_FIX: list[tuple[str, str]] = []
 
-# bit -> (name, the statement block to guard); the guard is `if (ablate // bit) % 2 == 0:`
+# bit -> (name, the statement block to guard); the guard is `if (ablate // bit) % 2 == 0:`. The end marker is the
+# first match after the start marker. Blocks of the current program (its BV = 64 and BV = 128 variants alike)
 FWD_ABLATIONS = {
-    1: ("WG2: P = Q K^T", "                        # P = Q K^T\n",
-        "                        for r in T.Parallel(BT):\n                            gam2_s"),
-    2: ("WG2: Gamma (exp2)", "                        for r in T.Parallel(BT):\n                            gam2_s",
-        "                        for r, c in T.Parallel(BT, BT):\n                            ag_s"),
-    4: ("WG2: Ag", "                        for r, c in T.Parallel(BT, BT):\n                            ag_s",
-        "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *="),
-    8: ("WG2: Pg, Z = Pg Ag",
-        "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *=",
-        "                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)\n                    if emit_o:\n"),
-    16: ("WG2: Z W", "                        # O += Z W\n",
-         "                    T.barrier_arrive(w_free[i % 2])\n                    if emit_o:\n"),
+    1: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % NST, :, :])\n",
+        "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
+    2: ("WG0: S += X^T W", "                    # S += X^T W\n", "                    T.barrier_arrive(w_free[i % 2])\n"),
+    4: ("WG1: X = A^T K, scaled", "                    # X = diag(r * beta) A^T K", "                    # X's buffer"),
+    8: ("WG1: X to shared", "                    T.copy(x_frag, x_s[i % NST, :, :])\n",
+        "                    T.barrier_wait(st_ready[i % NST]"),
+    16: ("WG1: U = K S~", "                    # U = K S~\n", "                    T.barrier_arrive(st_free[i % NST])\n"),
     32: ("WG1: W = V - gamma U",
-         "                    for r, c in T.Parallel(BT, BV):\n                        u_frag[r, c] = v_s",
+         "                    for r, c in T.Parallel(BT, BV):\n                        w_s[i % 2, r, c] = v_s",
          "                    T.fence_proxy_async()\n                    T.barrier_arrive(w_ready"),
-    64: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % 2, :, :])\n",
-         "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
-    128: ("WG2: o store", "                    if emit_o:\n                        if t0 + BT <= seq_end:",
-          "                # the last sequence's last segment"),
+    64: ("WG2: o store", "                    if emit_o:\n                        if t0 + BT <= seq_end:",
+         "                # the last sequence's last segment"),
+    128: ("WG2: O = Q S~", "                        # O = scale * gamma * (Q S~)\n",
+          "                    T.barrier_arrive(st_free[i % NST])\n"),
+    256: ("WG2: O += Z W", "                        # O += Z W\n", "                    T.barrier_arrive(w_free[i % 2])\n"),
+    512: ("loads: g, beta", "                        load_gate_beta(", "                        T.barrier_arrive(full[i % 2])\n"),
 }
 # measured on the H200: docs/fwd_profile.md
 
@@ -259,12 +251,13 @@ SPECS = {
     "fwd": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                 params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=FWD_FIX,
                 last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
-                combos=[1 | 2 | 4 | 8, 1 | 2 | 4 | 8 | 16, 2 | 4],
-                unit="us/chunk"),
+                combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk"),
     # the 128-wide V slice of the same program (no base: a kernel file before it has no BV = 128)
     "fwd128": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
-                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128), fix=[], last_param="",
-                   ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
+                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128), fix=FWD_FIX,
+                   last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
+                   combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk",
+                   variants=["cur", "fix", "ablate"]),
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
                  last_param="        num_slots: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
