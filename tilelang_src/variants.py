@@ -74,7 +74,7 @@ DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 # kernel -> (module, factory, factory params besides dtype, key besides dtype), per family
 _SM90_PROGRAMS = {
     "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", dict(K=128, BT=64), ()),
-    "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+    "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True), (("bv", 64),)),
     "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
     "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90", dict(K=128, V=128, BT=64), ()),
 }

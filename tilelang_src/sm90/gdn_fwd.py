@@ -27,6 +27,7 @@ cp_out[num_segs + seg]. The main pass starts a sequence's later segments from cp
 """
 
 import tilelang.language as T
+from tilelang.layout import make_swizzled_layout
 
 from common.chunk_load import load_gate_beta, load_rows
 from common.seq_index import seq_bound
@@ -42,12 +43,15 @@ def gdn_fwd_sm90(
     # kernel config
     BT: int = 64,
     BV: int = 64,
+    stage_o: bool = False,  # o through shared memory, stored by the storer warp (BV = 64 only: no room at 128)
 ):
     assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
     # S~ and X buffers: two at BV = 64; one at BV = 128 (one CTA per head and segment, for calls whose heads
     # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
     NST = 2 if BV == 64 else 1
+    STAGE_O = stage_o and BV == 64
+    O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -58,6 +62,13 @@ def gdn_fwd_sm90(
     NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
     NROWS = T.dynamic("num_range_rows")
     accum = "float32"
+
+    @T.macro
+    def store_rows(src, dst, t0, seq_end, hv, v0):
+        """dst[t0 + r, hv, v0 + c] <- src[r, c] for the rows of the sequence"""
+        for r, c in T.Parallel(BT, BV):
+            if t0 + r < seq_end:
+                dst[t0 + r, hv, v0 + c] = src[r, c]
 
     @T.prim_func
     def gdn_fwd(
@@ -132,6 +143,7 @@ def gdn_fwd_sm90(
             # WG2 only
             z_s = T.alloc_shared((BT, BT), dtype)  # Z, copied out of the ring (the stage is freed early)
             gam2_s = T.alloc_shared((BT,), accum)  # scale * gamma
+            o_s = T.alloc_shared(O_STAGE, dtype)  # O (WG2 -> storer), with STAGE_O
             # WG1 only
             gam1_s = T.alloc_shared((BT,), accum)  # gamma
             rb_s = T.alloc_shared((BT,), accum)  # r * beta
@@ -148,7 +160,15 @@ def gdn_fwd_sm90(
             st_free = T.alloc_barrier([288] * NST)  # WG1, WG2 and the storer warp read S~
             w_ready = T.alloc_barrier([128, 128])  # WG1 wrote X and W
             w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
+            o_full = T.alloc_barrier(128)  # WG2 wrote O (STAGE_O)
+            o_free = T.alloc_barrier(32)  # the storer warp stored O (STAGE_O)
 
+            # V is read, and O written (stmatrix), in the accumulator layout (8 rows per warp access): swizzled
+            # so that those rows fall in different banks (row-major, they share 4); TMA writes V's swizzle
+            if STAGE_O:
+                T.annotate_layout({v_s: make_swizzled_layout(v_s), o_s: make_swizzled_layout(o_s)})
+            else:
+                T.annotate_layout({v_s: make_swizzled_layout(v_s)})
             tx = T.get_thread_binding()
 
             if tx < 128:
@@ -211,8 +231,11 @@ def gdn_fwd_sm90(
                     # U = K S~
                     T.gemm(k_s[i % 2, :, :], st_s[i % NST, :, :], u_frag, clear_accum=True)
                     T.barrier_arrive(st_free[i % NST])
+                    # W in registers, then one copy: a shared read and a shared write in one loop got a named barrier
+                    # per iteration from TileLang's sync planner (32 per chunk at BV = 128)
                     for r, c in T.Parallel(BT, BV):
-                        w_s[i % 2, r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
+                        u_frag[r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
+                    T.copy(u_frag, w_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(w_ready[i % 2])
                     T.barrier_arrive(empty[i % 2])
@@ -244,7 +267,13 @@ def gdn_fwd_sm90(
                         T.gemm(z_s, w_s[i % 2, :, :], o_frag)
                     T.barrier_arrive(w_free[i % 2])
                     if emit_o:
-                        if t0 + BT <= seq_end:
+                        if STAGE_O:
+                            # the storer stores it: 16-byte row pieces instead of the accumulator layout's
+                            # 4-byte pairs of 8 rows per warp store
+                            T.barrier_wait(o_free[0], (i + 1) % 2)  # chunk i - 1's O is stored
+                            T.copy(o_frag, o_s)
+                            T.barrier_arrive(o_full[0])
+                        elif t0 + BT <= seq_end:
                             T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
                         else:
                             for r, c in T.Parallel(BT, BV):
@@ -290,5 +319,9 @@ def gdn_fwd_sm90(
                             for a, c in T.Parallel(K, BV):
                                 h[first_slot + c_first + i, hv, a, v0 + c] = st_s[i % NST, a, c]
                         T.barrier_arrive(st_free[i % NST])
+                        if STAGE_O and emit_o:
+                            T.barrier_wait(o_full[0], i % 2)
+                            store_rows(o_s, o, seq_start + (c_first + i) * BT, seq_end, hv, v0)
+                            T.barrier_arrive(o_free[0])
 
     return gdn_fwd
