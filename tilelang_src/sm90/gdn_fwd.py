@@ -52,6 +52,9 @@ def gdn_fwd_sm90(
     NST = 2 if BV == 64 else 1
     STAGE_O = stage_o and BV == 64
     O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers
+    # registers per thread of WG2 and of the producer warps (with 160 for WG0 and WG1: 512 in all); the storer
+    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O
+    NREG_O, NREG_LOAD = (128, 64) if STAGE_O else (152, 40)
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -243,7 +246,7 @@ def gdn_fwd_sm90(
             elif tx < 384:
                 # ---------------- WG2: O; only the barrier protocol when no o is stored (the warm-up
                 # pass and the backward's state recompute)
-                T.set_max_nreg(152, 1)  # O and little else: 16 registers go to the producer warps
+                T.set_max_nreg(NREG_O, 1)  # O and little else: the rest goes to the producer warps
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     t0 = seq_start + (c_first + i) * BT
@@ -288,7 +291,7 @@ def gdn_fwd_sm90(
 
             else:
                 # ---------------- WG3: loads, and the storer warp
-                T.set_max_nreg(40, 0)  # fewer spills in the loads' index arithmetic (sm_90a: 257 -> 78)
+                T.set_max_nreg(NREG_LOAD, 0)  # fewer spills in the loads' index arithmetic (sm_90a: 257 -> 78)
                 if tx < 384 + 32:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
