@@ -32,36 +32,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tilelang_src"
 
-# W = V - gamma U computed in registers, then one fragment -> shared copy (no shared read and
-# shared write in one loop: TileLang's sync planner put a named barrier in every iteration)
-FWD_FIX = [(
-    "                    for r, c in T.Parallel(BT, BV):\n"
-    "                        w_s[i % 2, r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]\n",
-    "                    for r, c in T.Parallel(BT, BV):\n"
-    "                        u_frag[r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]\n"
-    "                    T.copy(u_frag, w_s[i % 2, :, :])\n",
-)]
+# experimental edits of gdn_fwd.py for the `fix` variant (none now; measurements in docs/fwd_profile.md)
+FWD_FIX: list[tuple[str, str]] = []
 
-# bit -> (name, the statement block to guard); the guard is `if (ablate // bit) % 2 == 0:`
+# bit -> (name, the statement block to guard); the guard is `if (ablate // bit) % 2 == 0:`. The end marker is the
+# first match after the start marker. Blocks of the current program (its BV = 64 and BV = 128 variants alike)
 FWD_ABLATIONS = {
-    1: ("WG2: P = Q K^T", "                        # P = Q K^T\n",
-        "                        for r in T.Parallel(BT):\n                            gam2_s"),
-    2: ("WG2: Gamma (exp2)", "                        for r in T.Parallel(BT):\n                            gam2_s",
-        "                        for r, c in T.Parallel(BT, BT):\n                            ag_s"),
-    4: ("WG2: Ag", "                        for r, c in T.Parallel(BT, BT):\n                            ag_s",
-        "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *="),
-    8: ("WG2: Pg, Z = Pg Ag",
-        "                        for r, c in T.Parallel(BT, BT):\n                            p_frag[r, c] *=",
-        "                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)\n                    if emit_o:\n"),
-    16: ("WG2: Z W", "                        # O += Z W\n",
-         "                    T.barrier_arrive(w_free[i % 2])\n                    if emit_o:\n"),
-    32: ("WG1: W = V - gamma U",
-         "                    for r, c in T.Parallel(BT, BV):\n                        u_frag[r, c] = v_s",
+    1: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % NST, :, :])\n",
+        "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
+    2: ("WG0: S += X^T W", "                    # S += X^T W\n", "                    T.barrier_arrive(w_free[i % 2])\n"),
+    4: ("WG1: X = A^T K, scaled", "                    # X = diag(r * beta) A^T K", "                    # X's buffer"),
+    8: ("WG1: X to shared", "                    T.copy(x_frag, x_s[i % NST, :, :])\n",
+        "                    T.barrier_wait(st_ready[i % NST]"),
+    16: ("WG1: U = K S~", "                    # U = K S~\n", "                    T.barrier_arrive(st_free[i % NST])\n"),
+    32: ("WG1: W = V - gamma U", "                    # W in registers, then one copy",
          "                    T.fence_proxy_async()\n                    T.barrier_arrive(w_ready"),
-    64: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % 2, :, :])\n",
-         "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
-    128: ("WG2: o store", "                    if emit_o:\n                        if t0 + BT <= seq_end:",
-          "                # the last sequence's last segment"),
+    64: ("WG2: o store", "                    if emit_o:\n                        if STAGE_O:",
+         "                # the last sequence's last segment"),
+    128: ("WG2: O = Q S~", "                        # O = scale * gamma * (Q S~)\n",
+          "                    T.barrier_arrive(st_free[i % NST])\n"),
+    256: ("WG2: O += Z W", "                        # O += Z W\n", "                    T.barrier_arrive(w_free[i % 2])\n"),
+    512: ("loads: g, beta", "                        load_gate_beta(", "                        T.barrier_arrive(full[i % 2])\n"),
 }
 # measured on the H200: docs/fwd_profile.md
 
@@ -196,7 +187,7 @@ def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     )
     x["q"] = torch.randn(T_, H, K, device=device, generator=g).bfloat16()  # kernels that form Z
     x["z"] = torch.empty(T_, HV, BT, dtype=torch.bfloat16, device=device)
-    x.update(scale=K**-0.5, num_slots=n_chunks + 1, group=HV // H)  # slots: ceil(T / BT) + N
+    x.update(scale=K**-0.5, num_slots=n_chunks + 1, slot0=0, group=HV // H)  # slots: ceil(T / BT) + N
     return x, 1, "A"  # time per launch
 
 
@@ -259,8 +250,17 @@ SPECS = {
     "fwd": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                 params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=FWD_FIX,
                 last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
-                combos=[1 | 2 | 4 | 8, 1 | 2 | 4 | 8 | 16, 2 | 4],
-                unit="us/chunk"),
+                combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk"),
+    # o through shared memory and the storer warp (BV = 64)
+    "fwd_so": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, stage_o=True), fix=[], last_param="",
+                   ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
+    # the 128-wide V slice of the same program (base: a kernel file that has BV = 128, from --base-dir)
+    "fwd128": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128), fix=FWD_FIX,
+                   last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
+                   combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk",
+                   variants=["base", "cur", "fix", "ablate"]),
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
                  last_param="        num_slots: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
@@ -302,6 +302,8 @@ def main() -> int:
                     choices=["base", "cur", "fix", "ablate"])
     ap.add_argument("--no-o", action="store_true",
                     help="forward with store_o = 0, as in the backward's state recompute (compares h_out)")
+    ap.add_argument("--store-h", action="store_true",
+                    help="forward storing S~ per chunk (the storer warp), as in the backward's state recompute")
     ap.add_argument("--base-dir", help="folder with the kernel files of the `base` variant (default: this tree)")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
     args = ap.parse_args()
@@ -309,7 +311,7 @@ def main() -> int:
     if not os.path.exists(os.path.join(args.workdir, "common")):
         os.symlink(SRC / "common", os.path.join(args.workdir, "common"))
     jobs = [(k, v, args.workdir, args.base_dir) for k in args.kernels for v in args.variants
-            if v != "ablate" or SPECS[k]["ablations"]]
+            if (v != "ablate" or SPECS[k]["ablations"]) and v in SPECS[k].get("variants", [v])]
     with cf.ProcessPoolExecutor(len(jobs)) as pool:  # the compiles run in parallel
         for done in pool.map(_compile_only, jobs):
             print(f"compiled {done}", flush=True)
@@ -321,9 +323,14 @@ def main() -> int:
         for h in args.heads:
             H, HV = (int(s) for s in h.split(","))
             x, per, out = spec["inputs"](args.tokens, H, HV)
-            if kname == "fwd" and args.no_o:
+            if spec["inputs"] is fwd_inputs and args.no_o:
                 x["store_o"] = 0
                 out = "ht"
+            if spec["inputs"] is fwd_inputs and args.store_h:
+                import torch
+
+                x["store_h"] = 1
+                x["h"] = torch.empty(per + 1, HV, 128, 128, dtype=torch.bfloat16, device="cuda")  # slots
             ref = None
             for (k, name), (kern, names, dtypes) in kernels.items():
                 if k != kname:

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import flashqla
-from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref
+from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, kkt_solve_ref
 from gdn_inputs import TOL, record, rel_err
 from long_reference import forward, head_group, huge_problem
 
@@ -180,3 +180,26 @@ def test_int64_offsets_backward():
         assert_zero(getattr(grads, name)[:, WINDOW:], f"{name} after the loss window")
     check("dh0", grads.dh0[:1, v_heads], ref[5], TOL["grad"], what + " first tokens")
     assert_zero(grads.dh0[1], "dh0 of the sequence without loss")
+
+
+def test_chunk_prep_over_several_launches():
+    """More chunk slots than one launch of the chunk prep takes (65535 on blockIdx.z): the slots past the
+    first launch (the first sequence's last chunks, all of the second) against the float64 stages and the
+    second sequence run alone."""
+    T, L2, TAIL = 64 * 65536 + 4096, 3000, 40
+    T1, end = T - L2 - TAIL, T - TAIL
+    p = huge_problem(T, 1, 2, N=2, device=DEV)
+    cu = torch.tensor([0, T1, end], dtype=torch.int32, device=DEV)
+    assert (T + 63) // 64 + 2 > 65535
+    # no context parallelism: the two runs would split the second sequence differently (other roundings)
+    fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=0)
+    for name in ("o", "g_cumsum", "A"):
+        assert_zero(getattr(fwd, name)[:, end:], f"{name} on the padding tail")
+    alone = flashqla.chunk_gated_delta_rule_fwd(**tokens(p, T1, end), initial_state=p["initial_state"][1:],
+                                                cp_segment_chunks=0)
+    for name in ("o", "g_cumsum", "A"):
+        assert torch.equal(getattr(alone, name), getattr(fwd, name)[:, T1:end]), name
+    s = 65530 * 64  # chunk-aligned: slots 65530 .. of the first sequence, across the launch boundary
+    w = tokens(p, s, T1)
+    check("g_cumsum", fwd.g_cumsum[:, s:T1], chunk_local_cumsum_ref(w["g"]), TOL["g_cumsum"], "prep past 65535")
+    check("A", fwd.A[:, s:T1], kkt_solve_ref(w["k"], w["beta"]), TOL["A"], "prep past 65535")

@@ -20,14 +20,25 @@ sys.modules[_spec.name] = variants  # dataclasses look their module up there
 _spec.loader.exec_module(variants)
 
 
+def extra_keys(family: str) -> set:
+    """(kernel, key) of a family's further variants (EXTRA_PROGRAMS), in every dtype."""
+    return {(kernel, (("dtype", short),) + key) for kernel, _, _, _, key in variants.EXTRA_PROGRAMS.get(family, [])
+            for short in variants.DTYPES}
+
+
 def test_every_family_has_the_same_kernels_and_keys():
-    table = {}
+    table, extras = {}, {}
     for v in variants.VARIANTS:
-        table.setdefault((v.family, v.arch), set()).add((v.kernel, v.key))
+        into = extras if (v.kernel, v.key) in extra_keys(v.family) else table
+        into.setdefault((v.family, v.arch), set()).add((v.kernel, v.key))
     rows = list(table.values())
     assert all(r == rows[0] for r in rows), table
     assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk", "gdn_seg_plan",
                                        "gdn_cp_correct"}
+    # a further variant is another key of a kernel every family has (the op layer falls back to the common one)
+    for (family, _), more in extras.items():
+        assert {k for k, _ in more} <= {k for k, _ in rows[0]} and not more & rows[0], (family, more)
+    assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
 
 
 def test_symbols_are_unique():

@@ -74,7 +74,7 @@ DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 # kernel -> (module, factory, factory params besides dtype, key besides dtype), per family
 _SM90_PROGRAMS = {
     "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", dict(K=128, BT=64), ()),
-    "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+    "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True), (("bv", 64),)),
     "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
     "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90", dict(K=128, V=128, BT=64), ()),
 }
@@ -102,10 +102,20 @@ _HELPER_PROGRAMS = {
 }
 
 
+# further variants of a kernel in one family, as (kernel, module, factory, params, key): the op layer picks one
+# by its key at run time
+EXTRA_PROGRAMS = {
+    # the fused forward with a 128-wide V slice (one CTA per head and segment), for calls whose heads and
+    # sequences fill the SMs without context parallelism (csrc/ops/gdn_common.cpp, fwd_block_v)
+    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128), (("bv", 128),))],
+}
+
+
 def _family_variants(family: str, arch: str) -> list[Variant]:
     rows = []
+    programs = [(kernel, *spec) for kernel, spec in PROGRAMS[family].items()] + EXTRA_PROGRAMS.get(family, [])
     for short, dtype in DTYPES.items():
-        for kernel, (module, factory, params, key) in PROGRAMS[family].items():
+        for kernel, module, factory, params, key in programs:
             rows.append(Variant(arch, family, kernel, module, factory, params=dict(dtype=dtype, **params),
                                 key=(("dtype", short),) + key))
     for kernel, (module, factory, params, key) in _HELPER_PROGRAMS.items():

@@ -37,6 +37,26 @@ std::string compiled_list(const Variant (&table)[N]) {
   return out;
 }
 
+// The variant of exactly this V-slice width for the device's family and dtype, or nullptr
+template <class Variant, size_t N>
+const Variant* find_variant_or_null(const Variant (&table)[N], int32_t device, const char* dtype, int bv) {
+  const int cc = compute_capability(device);
+  const std::string family = kernel_family(cc);
+  for (const Variant& v : table) {
+    if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && v.bv == bv) return &v;
+  }
+  return nullptr;
+}
+
+// FLASHQLA_FWD_BLOCK_V (read on every call): 64 or 128 forces the fused forward's V-slice width, 0 when unset
+inline int fwd_block_v_override() {
+  const char* s = std::getenv("FLASHQLA_FWD_BLOCK_V");
+  if (s == nullptr || s[0] == '\0') return 0;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "64" || v == "128", "flashqla: FLASHQLA_FWD_BLOCK_V must be 64 or 128, got '", v, "'");
+  return std::stoi(v);
+}
+
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,
                             int bv) {

@@ -91,7 +91,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   // segment tables), and dh0
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   const auto& dh_kernel = find_variant("gdn_bwd_dh", gdn_bwd_dh_variants, d.device, dtype_key(d.dtype), kBlockV);
-  const SegmentTables st = make_segment_tables(kOp, d, g_cumsum, cu_seqlens, cp_segment_chunks, true, stream);
+  check_cp_segment_chunks(kOp, cp_segment_chunks);
+  const SegmentPlan sp = plan_segments(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
+  const SegmentTables st = make_segment_tables(kOp, d, sp, g_cumsum, cu_seqlens, cp_segment_chunks, true, stream);
   void* unused = g_cumsum.data_ptr();
   const bool has_states = initial_state.has_value() || dht.has_value();
   const int64_t num_states = has_states ? d.N : 0;

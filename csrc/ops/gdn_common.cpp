@@ -64,13 +64,14 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
   return d;
 }
 
-SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Tensor& g_cumsum, const Tensor& cu_seqlens,
-                                  int64_t cp_segment_chunks, bool reverse, void* stream) {
+void check_cp_segment_chunks(const char* op, int64_t cp_segment_chunks) {
   STD_TORCH_CHECK(cp_segment_chunks >= -1 && cp_segment_chunks <= (int64_t{1} << 24), op,
                   ": cp_segment_chunks must be -1 (automatic), 0 (off) or a chunk count in [1, 2^24], got ",
                   cp_segment_chunks);
-  const SegmentPlan sp =
-      plan_segments(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
+}
+
+SegmentTables make_segment_tables(const char* op, const GdnDims& d, const SegmentPlan& sp, const Tensor& g_cumsum,
+                                  const Tensor& cu_seqlens, int64_t cp_segment_chunks, bool reverse, void* stream) {
   STD_TORCH_CHECK(!sp.cp || 2 * sp.num_segs <= kMaxGridRows, op, ": cp_segment_chunks = ", cp_segment_chunks,
                   " splits the ", d.T, " tokens into ", sp.num_segs, " segment slots; the warm-up pass runs at most ",
                   kMaxGridRows / 2, ": use longer segments");
@@ -108,9 +109,22 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
                       const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
                       const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
                       bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
-  const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), kBlockV);
+  check_cp_segment_chunks(op, cp_segment_chunks);
+  // the V-slice width: 128 where the model prices it lower and this build has the kernel (the sm90 family), never
+  // for the backward's state recompute (out.h: one S~ buffer at BV = 128, which the storer warp would hold up);
+  // FLASHQLA_FWD_BLOCK_V=64 or 128 forces it (tests)
+  const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
+  const int forced = fwd_block_v_override();
+  STD_TORCH_CHECK(forced != 128 || wide != nullptr, op, ": FLASHQLA_FWD_BLOCK_V=128, but this build has no 128-wide "
+                  "forward kernel for this GPU (only the sm90 family has one)");
+  FwdPlan plan = plan_fwd(d.T, d.N, d.HV, sm_count(d.device), cp_segment_chunks, wide != nullptr && out.h == nullptr);
+  if (forced != 0 && forced != plan.block_v) {
+    plan = {forced, plan_segments(d.T, d.N, d.HV, kHeadDim / forced, sm_count(d.device), cp_segment_chunks)};
+  }
+  const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), plan.block_v);
   // which sequence and chunks every CTA of each pass runs (tilelang_src/sm90/seg_plan.py)
-  const SegmentTables st = make_segment_tables(op, d, g_cumsum, cu_seqlens, cp_segment_chunks, false, stream);
+  const SegmentTables st =
+      make_segment_tables(op, d, plan.sp, g_cumsum, cu_seqlens, cp_segment_chunks, false, stream);
   const SegmentPlan& sp = st.sp;
   // pointers of absent optional tensors are never dereferenced (their flags are 0)
   void* unused = g_cumsum.data_ptr();

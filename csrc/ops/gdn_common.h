@@ -38,8 +38,12 @@ struct SegmentTables {
   int64_t range_rows;  // num_segs, or 3 * num_segs with CP (main pass, warm-up, transitions)
   Tensor seg_seq, ranges, cp_plan;
 };
-SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Tensor& g_cumsum, const Tensor& cu_seqlens,
-                                  int64_t cp_segment_chunks, bool reverse, void* stream);
+// sp: the plan (plan_segments, plan_fwd); cp_segment_chunks only names the request in errors
+SegmentTables make_segment_tables(const char* op, const GdnDims& d, const SegmentPlan& sp, const Tensor& g_cumsum,
+                                  const Tensor& cu_seqlens, int64_t cp_segment_chunks, bool reverse, void* stream);
+
+// cp_segment_chunks in [-1, 2^24], or an error naming it
+void check_cp_segment_chunks(const char* op, int64_t cp_segment_chunks);
 
 // The correction of context parallelism (tilelang_src/sm90/cp_correct.py): from the warm-up pass's outputs
 // cp_out [2 num_segs, HV, K, V], every segment's start state (forward; start = h0) or end gradient (reverse;

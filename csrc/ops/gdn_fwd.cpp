@@ -1,5 +1,7 @@
 // torch.ops.flashqla.gdn_fwd on CUDA: checks, output allocation, two kernel launches
 // (chunk prep, fused forward). Varlen form only; the Python API flattens dense batches.
+#include <algorithm>
+
 #include "dispatch.h"
 #include "gdn_common.h"
 #include "ops.h"
@@ -13,12 +15,16 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const 
                        const Tensor& beta, const Tensor& cu_seqlens, Tensor& g_cumsum, Tensor& A, Tensor& z,
                        double scale, void* stream) {
   const auto& prep = find_variant("gdn_chunk_prep", gdn_chunk_prep_variants, d.device, dtype_key(d.dtype), 0);
-  char err[512] = {0};
-  int rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
-                   g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
-                   static_cast<int32_t>(d.num_slots()), group_size(d), d.T, d.H, d.HV, d.N + 1, stream, err,
-                   sizeof(err));
-  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  // the slot is blockIdx.z (tilelang_src/sm90/chunk_prep.py): launches of at most kMaxGridRows slots
+  for (int64_t slot0 = 0; slot0 < d.num_slots(); slot0 += kMaxGridRows) {
+    const int64_t count = std::min<int64_t>(d.num_slots() - slot0, kMaxGridRows);
+    char err[512] = {0};
+    const int rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
+                           g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
+                           static_cast<int32_t>(count), static_cast<int32_t>(slot0), group_size(d), d.T, d.H, d.HV,
+                           d.N + 1, stream, err, sizeof(err));
+    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  }
 }
 }  // namespace
 

@@ -21,47 +21,64 @@ constexpr double kMinGain = 0.9;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-SegmentPlan single_segment(int64_t T, int64_t N) {
+// Time model in chunk times, assuming N equally long sequences (the host does not read the lengths): a pass
+// over segments of L chunks with C CTAs takes L * ceil(C / sms).
+struct CostModel {
+  int64_t T, N, heads;  // heads: CTAs per segment (v-heads times V slices)
+  int sms;
+  int64_t chunks() const { return std::max<int64_t>(ceil_div(T, kChunkTokens) / std::max<int64_t>(N, 1), 1); }
+  double waves(double ctas) const { return std::ceil(ctas / sms); }
+  double one_segment() const { return double(chunks()) * waves(double(N * heads)); }
+  // segments of L chunks: the warm-up pass, the main pass and the corrections
+  double segmented(int64_t L) const {
+    const int64_t segs = ceil_div(chunks(), L);
+    const double ctas = double(N * segs * heads);
+    return double(L) * (waves(ctas) + waves(2 * kFallbackShare * ctas)) + double(segs) * kCorrectionStep;
+  }
+};
+
+SegmentPlan single_segment(int64_t T, int64_t N, const CostModel& m) {
   SegmentPlan p;
   p.seg_tokens = std::max<int64_t>(ceil_div(T, kChunkTokens), 1) * kChunkTokens;
   p.num_segs = ceil_div(T, p.seg_tokens) + N;
+  p.cost = m.one_segment();
   return p;
 }
 
-SegmentPlan segments_of(int64_t T, int64_t N, int64_t seg_chunks) {
+SegmentPlan segments_of(int64_t T, int64_t N, int64_t seg_chunks, const CostModel& m) {
   SegmentPlan p;
   p.cp = true;
   p.seg_tokens = seg_chunks * kChunkTokens;
   p.num_segs = ceil_div(T, p.seg_tokens) + N;
+  p.cost = m.segmented(seg_chunks);
   return p;
 }
 }  // namespace
 
 SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms,
                           int64_t cp_segment_chunks) {
-  if (cp_segment_chunks == 0 || N == 0 || T == 0) return single_segment(T, N);
-  if (cp_segment_chunks > 0) return segments_of(T, N, cp_segment_chunks);
+  const CostModel m{T, N, HV * ctas_per_head, sms};
+  if (cp_segment_chunks == 0 || N == 0 || T == 0) return single_segment(T, N, m);
+  if (cp_segment_chunks > 0) return segments_of(T, N, cp_segment_chunks, m);
 
-  // Time model in chunk times, assuming N equally long sequences (the host does not read the
-  // lengths): a pass over segments of L chunks with C CTAs takes L * ceil(C / sms).
-  const auto waves = [sms](double ctas) { return std::ceil(ctas / sms); };
-  const int64_t chunks = std::max<int64_t>(ceil_div(T, kChunkTokens) / std::max<int64_t>(N, 1), 1);
-  const int64_t heads = HV * ctas_per_head;
-  const double one_segment = double(chunks) * waves(double(N * heads));
-  double best = one_segment * kMinGain;
+  double best = m.one_segment() * kMinGain;
   int64_t best_chunks = 0;
-  for (int64_t L = kMinSegChunks; L < chunks; L *= 2) {
+  for (int64_t L = kMinSegChunks; L < m.chunks(); L *= 2) {
     if (2 * (ceil_div(T, L * kChunkTokens) + N) > kMaxGridRows) continue;  // the warm-up pass's rows
-    const int64_t segs = ceil_div(chunks, L);
-    const double ctas = double(N * segs * heads);
-    const double cost =
-        double(L) * (waves(ctas) + waves(2 * kFallbackShare * ctas)) + double(segs) * kCorrectionStep;
+    const double cost = m.segmented(L);
     if (cost < best) {
       best = cost;
       best_chunks = L;
     }
   }
-  return best_chunks > 0 ? segments_of(T, N, best_chunks) : single_segment(T, N);
+  return best_chunks > 0 ? segments_of(T, N, best_chunks, m) : single_segment(T, N, m);
+}
+
+FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128) {
+  FwdPlan narrow{64, plan_segments(T, N, HV, 2, sms, cp_segment_chunks)};
+  if (!allow_bv128) return narrow;
+  FwdPlan wide{128, plan_segments(T, N, HV, 1, sms, cp_segment_chunks)};
+  return wide.sp.cost * kChunkTimeBv128 < narrow.sp.cost * kMinGain ? wide : narrow;  // the same margin as CP's
 }
 
 }  // namespace flashqla

@@ -16,11 +16,24 @@ struct SegmentPlan {
   bool cp = false;         // several segments per sequence: warm-up pass + correction run
   int64_t seg_tokens = 0;  // segment length in tokens, a multiple of the chunk size
   int64_t num_segs = 0;    // segment slots: ceil(T / seg_tokens) + N
+  double cost = 0;         // the model's time of the passes, in chunk times of the sequential kernel
 };
 
 // cp_segment_chunks: -1 chooses automatically, 0 keeps every sequence in one segment,
-// > 0 forces segments of that many chunks (tests, tuning).
+// > 0 forces segments of that many chunks (tests, tuning). ctas_per_head: V slices per head.
 SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms,
                           int64_t cp_segment_chunks);
+
+// The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
+// kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where the model prices it lower
+// by CP's margin (kMinGain).
+// Measured on an H200 (ablate.py, fwd against fwd128, o stored: 4.45-4.71 against 2.65-2.76 us per chunk;
+// benchmarks/results/H200_fwd_bv128.md)
+constexpr double kChunkTimeBv128 = 1.75;
+struct FwdPlan {
+  int block_v = 64;
+  SegmentPlan sp;
+};
+FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128);
 
 }  // namespace flashqla

@@ -52,13 +52,19 @@ def gdn_chunk_prep_sm90(
         A: T.Tensor((num_tokens, HV, BT), dtype),
         z: T.Tensor((num_tokens, HV, BT), dtype),
         scale: T.float32,
-        num_slots: T.int32,
+        num_slots: T.int32,  # slots of this launch: slot0, ..., slot0 + num_slots - 1 (at most 65535)
+        slot0: T.int32,
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # grid (slot, qk-head, v-head in the group): TileLang re-derives every index in 64 bits inside each
-        # predicated load and store, where a division costs ~100 instructions; here there is none
-        with T.Kernel(num_slots, H, group, threads=threads) as (slot, hq, j):
+        # grid (v-head in the group, qk-head, slot): the v-heads that share a qk-head's q and k are neighbours in
+        # the launch order, so that q and k come from HBM once and from L2 for the rest of the group (with the
+        # slot fastest, a group's CTAs were a whole grid plane apart and q, k were read group times). Head
+        # indices are block indices and products: TileLang re-derives every index in 64 bits inside each
+        # predicated load and store, where a division costs ~100 instructions. The slot is blockIdx.z: the op
+        # launches at most 65535 slots at a time
+        with T.Kernel(group, H, num_slots, threads=threads) as (j, hq, bz):
             hv = hq * group + j
+            slot = slot0 + bz
             num_seqs = N1 - 1
 
             seq = T.alloc_var("int32", init=0)

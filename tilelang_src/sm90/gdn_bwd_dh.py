@@ -27,6 +27,7 @@ gradient at the end of segment s, from which the main pass starts that segment.
 """
 
 import tilelang.language as T
+from tilelang.layout import make_swizzled_layout
 
 from common.chunk_load import load_gate_beta, load_rows
 from common.segments import end_state, segment_row, start_state
@@ -134,6 +135,9 @@ def gdn_bwd_dh_sm90(
             bar_dvg = T.alloc_barrier(128)  # dVg written (WG1; single buffer: WG1 writes the next one only
             # after WG0 published the next dS~, which it does after its K^T dVg)
 
+            # A is read only element-wise, by WG2 in the accumulator layout (8 rows per warp access): swizzled so
+            # that those rows fall in different banks (row-major, they share 4); TMA writes the swizzle
+            T.annotate_layout({a_s: make_swizzled_layout(a_s)})
             tx = T.get_thread_binding()
 
             if tx < 128:

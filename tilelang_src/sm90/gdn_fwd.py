@@ -27,6 +27,7 @@ cp_out[num_segs + seg]. The main pass starts a sequence's later segments from cp
 """
 
 import tilelang.language as T
+from tilelang.layout import make_swizzled_layout
 
 from common.chunk_load import load_gate_beta, load_rows
 from common.seq_index import seq_bound
@@ -42,9 +43,18 @@ def gdn_fwd_sm90(
     # kernel config
     BT: int = 64,
     BV: int = 64,
+    stage_o: bool = False,  # o through shared memory, stored by the storer warp (BV = 64 only: no room at 128)
 ):
-    assert V % BV == 0
+    assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
+    # S~ and X buffers: two at BV = 64; one at BV = 128 (one CTA per head and segment, for calls whose heads
+    # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
+    NST = 2 if BV == 64 else 1
+    STAGE_O = stage_o and BV == 64
+    O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers
+    # registers per thread of WG2 and of the producer warps (with 160 for WG0 and WG1: 512 in all); the storer
+    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O
+    NREG_O, NREG_LOAD = (128, 64) if STAGE_O else (152, 40)
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -55,6 +65,13 @@ def gdn_fwd_sm90(
     NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
     NROWS = T.dynamic("num_range_rows")
     accum = "float32"
+
+    @T.macro
+    def store_rows(src, dst, t0, seq_end, hv, v0):
+        """dst[t0 + r, hv, v0 + c] <- src[r, c] for the rows of the sequence"""
+        for r, c in T.Parallel(BT, BV):
+            if t0 + r < seq_end:
+                dst[t0 + r, hv, v0 + c] = src[r, c]
 
     @T.prim_func
     def gdn_fwd(
@@ -123,12 +140,13 @@ def gdn_fwd_sm90(
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
             # double-buffered exchange on the chain
-            st_s = T.alloc_shared((2, K, BV), dtype)  # S~ (WG0 -> WG1, WG2, storer)
-            x_s = T.alloc_shared((2, BT, K), dtype)  # X (WG1 -> WG0)
+            st_s = T.alloc_shared((NST, K, BV), dtype)  # S~ (WG0 -> WG1, WG2, storer)
+            x_s = T.alloc_shared((NST, BT, K), dtype)  # X (WG1 -> WG0)
             w_s = T.alloc_shared((2, BT, BV), dtype)  # W (WG1 -> WG0, WG2)
             # WG2 only
             z_s = T.alloc_shared((BT, BT), dtype)  # Z, copied out of the ring (the stage is freed early)
             gam2_s = T.alloc_shared((BT,), accum)  # scale * gamma
+            o_s = T.alloc_shared(O_STAGE, dtype)  # O (WG2 -> storer), with STAGE_O
             # WG1 only
             gam1_s = T.alloc_shared((BT,), accum)  # gamma
             rb_s = T.alloc_shared((BT,), accum)  # r * beta
@@ -141,11 +159,19 @@ def gdn_fwd_sm90(
 
             full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
             empty = T.alloc_barrier([384, 384])  # 3 consumer warpgroups per stage
-            st_ready = T.alloc_barrier([128, 128])  # WG0 wrote S~
-            st_free = T.alloc_barrier([288, 288])  # WG1, WG2 and the storer warp read S~
+            st_ready = T.alloc_barrier([128] * NST)  # WG0 wrote S~
+            st_free = T.alloc_barrier([288] * NST)  # WG1, WG2 and the storer warp read S~
             w_ready = T.alloc_barrier([128, 128])  # WG1 wrote X and W
             w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
+            o_full = T.alloc_barrier(128)  # WG2 wrote O (STAGE_O)
+            o_free = T.alloc_barrier(32)  # the storer warp stored O (STAGE_O)
 
+            # V is read, and O written (stmatrix), in the accumulator layout (8 rows per warp access): swizzled
+            # so that those rows fall in different banks (row-major, they share 4); TMA writes V's swizzle
+            if STAGE_O:
+                T.annotate_layout({v_s: make_swizzled_layout(v_s), o_s: make_swizzled_layout(o_s)})
+            else:
+                T.annotate_layout({v_s: make_swizzled_layout(v_s)})
             tx = T.get_thread_binding()
 
             if tx < 128:
@@ -166,17 +192,17 @@ def gdn_fwd_sm90(
                     T.clear(s_frag)
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
-                    T.barrier_wait(st_free[i % 2], (i // 2 + 1) % 2)
-                    T.copy(s_frag, st_s[i % 2, :, :])
+                    T.barrier_wait(st_free[i % NST], (i // NST + 1) % 2)
+                    T.copy(s_frag, st_s[i % NST, :, :])
                     T.fence_proxy_async()
-                    T.barrier_arrive(st_ready[i % 2])
+                    T.barrier_arrive(st_ready[i % NST])
                     decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
                     T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
                     for a, b in T.Parallel(K, BV):
                         s_frag[a, b] *= decay
                     T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
                     # S += X^T W
-                    T.gemm(x_s[i % 2, :, :], w_s[i % 2, :, :], s_frag, transpose_A=True)
+                    T.gemm(x_s[i % NST, :, :], w_s[i % 2, :, :], s_frag, transpose_A=True)
                     T.barrier_arrive(w_free[i % 2])
                 if warmup != 0:
                     if n_iter > 0:
@@ -200,14 +226,19 @@ def gdn_fwd_sm90(
                     T.gemm(a_s[i % 2, :, :], k_s[i % 2, :, :], x_frag, transpose_A=True, clear_accum=True)
                     for r, c in T.Parallel(BT, K):
                         x_frag[r, c] *= rb_s[r]
-                    T.barrier_wait(w_free[i % 2], (i // 2 + 1) % 2)
-                    T.copy(x_frag, x_s[i % 2, :, :])
-                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
+                    # X's buffer (and W's stage) free: chunk i - NST's X^T W is done, and WG2's read of that W
+                    # (chunk i - 1's implies chunk i - 2's: both readers arrive in chunk order)
+                    T.barrier_wait(w_free[(i + NST) % 2], ((i + NST) // 2 + NST) % 2)  # chunk i - NST's phase
+                    T.copy(x_frag, x_s[i % NST, :, :])
+                    T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     # U = K S~
-                    T.gemm(k_s[i % 2, :, :], st_s[i % 2, :, :], u_frag, clear_accum=True)
-                    T.barrier_arrive(st_free[i % 2])
+                    T.gemm(k_s[i % 2, :, :], st_s[i % NST, :, :], u_frag, clear_accum=True)
+                    T.barrier_arrive(st_free[i % NST])
+                    # W in registers, then one copy: a shared read and a shared write in one loop got a named barrier
+                    # per iteration from TileLang's sync planner (32 per chunk at BV = 128)
                     for r, c in T.Parallel(BT, BV):
-                        w_s[i % 2, r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
+                        u_frag[r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
+                    T.copy(u_frag, w_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(w_ready[i % 2])
                     T.barrier_arrive(empty[i % 2])
@@ -215,7 +246,7 @@ def gdn_fwd_sm90(
             elif tx < 384:
                 # ---------------- WG2: O; only the barrier protocol when no o is stored (the warm-up
                 # pass and the backward's state recompute)
-                T.set_max_nreg(152, 1)  # O and little else: 16 registers go to the producer warps
+                T.set_max_nreg(NREG_O, 1)  # O and little else: the rest goes to the producer warps
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
                     t0 = seq_start + (c_first + i) * BT
@@ -224,11 +255,11 @@ def gdn_fwd_sm90(
                             gam2_s[r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
                         T.copy(zr_s[i % 2, :, :], z_s)
                         T.fence_proxy_async()
-                    T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
+                    T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     if emit_o:
                         # O = scale * gamma * (Q S~)
-                        T.gemm(q_s[i % 2, :, :], st_s[i % 2, :, :], o_frag, clear_accum=True)
-                    T.barrier_arrive(st_free[i % 2])
+                        T.gemm(q_s[i % 2, :, :], st_s[i % NST, :, :], o_frag, clear_accum=True)
+                    T.barrier_arrive(st_free[i % NST])
                     T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
                     if emit_o:
                         for r, c in T.Parallel(BT, BV):
@@ -239,7 +270,13 @@ def gdn_fwd_sm90(
                         T.gemm(z_s, w_s[i % 2, :, :], o_frag)
                     T.barrier_arrive(w_free[i % 2])
                     if emit_o:
-                        if t0 + BT <= seq_end:
+                        if STAGE_O:
+                            # the storer stores it: 16-byte row pieces instead of the accumulator layout's
+                            # 4-byte pairs of 8 rows per warp store
+                            T.barrier_wait(o_free[0], (i + 1) % 2)  # chunk i - 1's O is stored
+                            T.copy(o_frag, o_s)
+                            T.barrier_arrive(o_full[0])
+                        elif t0 + BT <= seq_end:
                             T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
                         else:
                             for r, c in T.Parallel(BT, BV):
@@ -254,7 +291,7 @@ def gdn_fwd_sm90(
 
             else:
                 # ---------------- WG3: loads, and the storer warp
-                T.set_max_nreg(40, 0)  # fewer spills in the loads' index arithmetic (sm_90a: 257 -> 78)
+                T.set_max_nreg(NREG_LOAD, 0)  # fewer spills in the loads' index arithmetic (sm_90a: 257 -> 78)
                 if tx < 384 + 32:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
@@ -280,10 +317,14 @@ def gdn_fwd_sm90(
                         T.barrier_arrive(full[i % 2])
                 else:
                     for i in T.serial(n_iter):
-                        T.barrier_wait(st_ready[i % 2], (i // 2) % 2)
+                        T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                         if store_h != 0 and warmup == 0:
                             for a, c in T.Parallel(K, BV):
-                                h[first_slot + c_first + i, hv, a, v0 + c] = st_s[i % 2, a, c]
-                        T.barrier_arrive(st_free[i % 2])
+                                h[first_slot + c_first + i, hv, a, v0 + c] = st_s[i % NST, a, c]
+                        T.barrier_arrive(st_free[i % NST])
+                        if STAGE_O and emit_o:
+                            T.barrier_wait(o_full[0], i % 2)
+                            store_rows(o_s, o, seq_start + (c_first + i) * BT, seq_end, hv, v0)
+                            T.barrier_arrive(o_free[0])
 
     return gdn_fwd
