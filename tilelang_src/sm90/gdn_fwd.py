@@ -14,10 +14,14 @@ gamma_i = exp(gc_i), r_i = exp(gc_last - gc_i) and Gamma_ij = exp(gc_i - gc_j) (
     O  = scale * gamma * (Q S~) + Z W
 
 Warpgroups: WG0 holds S, publishes S~ and applies X^T W; WG1 computes X, U and W; WG2
-computes O and stores it; WG3: three producer warps fill a two-stage ring (TMA for full
-chunks, zero-filled element copies for a partial chunk; q and Z only when o is stored) and a storer
-warp copies S~ to h (per chunk slot) for the backward. S~, W and X are double-buffered so that WG2 and the
-storer never hold up the chain.
+computes O; WG3: three producer warps fill a two-stage ring (TMA for full chunks, zero-filled
+element copies for a partial chunk; q and Z only when o is stored) and a storer warp copies S~ to h
+(per chunk slot) for the backward. W is double-buffered; at BV = 64 also S~ and X, so that WG2 and the
+storer never hold up the chain, and O goes through shared memory to the storer warp, which stores it in
+16-byte row pieces (stage_o); at BV = 128 (one CTA per head, where the heads fill the SMs) there is room
+for one S~ and one X buffer only, and WG2 stores O from registers. Element-wise work reads and writes
+shared memory in separate loops (a loop doing both got a barrier per iteration from TileLang), and the
+buffers read in the accumulator layout are swizzled (docs/fwd_profile.md, last section).
 
 The warm-up pass (`warmup` = 1, docs "Context parallelism") reuses this kernel: the first
 half of the CTAs runs the warm-up chunks of each segment from S = 0 and stores the end state
@@ -139,7 +143,7 @@ def gdn_fwd_sm90(
             zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
-            # double-buffered exchange on the chain
+            # exchange on the chain (S~ and X: NST buffers)
             st_s = T.alloc_shared((NST, K, BV), dtype)  # S~ (WG0 -> WG1, WG2, storer)
             x_s = T.alloc_shared((NST, BT, K), dtype)  # X (WG1 -> WG0)
             w_s = T.alloc_shared((2, BT, BV), dtype)  # W (WG1 -> WG0, WG2)
