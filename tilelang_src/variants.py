@@ -107,7 +107,8 @@ _HELPER_PROGRAMS = {
 EXTRA_PROGRAMS = {
     # the fused forward with a 128-wide V slice (one CTA per head and segment), for calls whose heads and
     # sequences fill the SMs without context parallelism (csrc/ops/gdn_common.cpp, fwd_block_v)
-    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128), (("bv", 128),))],
+    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True),
+              (("bv", 128),))],
 }
 
 
