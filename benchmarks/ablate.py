@@ -267,7 +267,7 @@ SPECS = {
                       last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
-                 last_param="        num_slots: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
+                 last_param="        slot0: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
                  combos=[1 | 2 | 4, 1 | 2 | 4 | 8 | 32],
                  unit="us/launch"),
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
