@@ -263,7 +263,7 @@ SPECS = {
                    variants=["base", "cur", "fix", "ablate"]),
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
-                 last_param="        num_slots: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
+                 last_param="        slot0: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
                  combos=[1 | 2 | 4, 1 | 2 | 4 | 8 | 32],
                  unit="us/launch"),
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
