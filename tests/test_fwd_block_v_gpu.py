@@ -35,7 +35,9 @@ def has_wide_kernel() -> bool:
     return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-needs_wide = pytest.mark.skipif(not has_wide_kernel(), reason="the 128-wide forward is an sm90-family kernel")
+needs_wide = pytest.mark.skipif(
+    not has_wide_kernel(), reason="GPU test skipped: no CUDA GPU" if not torch.cuda.is_available()
+    else "the 128-wide forward is an sm90-family kernel (this GPU is not compute capability 9.0)")
 
 
 def forward(p, cu, monkeypatch, block_v, state_v_first=False, cp_segment_chunks=-1):
