@@ -10,7 +10,8 @@ For every row of tilelang_src/variants.py whose arch is requested it
   3. runs TileLang's host-wrapper generator (TLCUDASourceWrapper: init() sets the dynamic
      shared memory limit, call() encodes TMA descriptors on the host and launches),
   4. checks that every global-memory offset is computed in 64-bit integers (scripts/index_audit.py;
-     a 32-bit one fails the build),
+     a 32-bit one fails the build) and lists barriers inside unrolled loops (scripts/loop_barrier_audit.py;
+     a warning),
   5. rewrites that wrapper (every rewrite must match exactly once, so a TileLang upgrade
      that changes the text fails here, loudly) and appends one exported C launcher
 
@@ -43,6 +44,7 @@ import time
 from pathlib import Path
 
 from index_audit import audit  # noqa: E402
+from loop_barrier_audit import loop_barriers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tilelang_src"
@@ -123,6 +125,8 @@ def _lower_one(index: int) -> dict:
     # every global offset must be computed in 64-bit integers (scripts/index_audit.py)
     (device_func,) = art.device_mod.functions.values()  # one kernel per program
     index_audit = audit(device_func)
+    # barriers inside unrolled loops (scripts/loop_barrier_audit.py): reported, not fatal
+    barriers_in_loops = [f"line {n}: {header}" for n, header in loop_barriers(art.kernel_source)]
 
     code = _sub_once(r'extern "C" TL_EXPORT const char\* get_last_error\(\)', "static const char* get_last_error()",
                      code, "get_last_error")
@@ -205,6 +209,7 @@ extern "C" int {symbol}({signature}) {{
                      "pass_configs": pass_configs, "smem_limit": variant.smem_limit,
                      "params": meta_params, "dims": dims, "device": dev, "fast_math": variant.fast_math,
                      "uses_pdl": uses_pdl, "lower_seconds": round(lower_s, 2), "index_audit": index_audit,
+                     "barriers_in_unrolled_loops": barriers_in_loops,
                      "source": src_rel,
                      "source_sha": src_hash, "tilelang": tilelang.__version__}}))
 
@@ -366,6 +371,9 @@ def main() -> int:
         dev = list(meta["device"].values())[0]
         print(f"[codegen] {meta['symbol']:62s} lowered in {meta['lower_seconds']:5.1f} s, smem "
               f"{dev['dynamic_smem_bytes']} + ~{dev['static_smem_estimate']} B (limit {meta['smem_limit']})", flush=True)
+        for where in meta["barriers_in_unrolled_loops"]:
+            print(f"[codegen] WARNING {meta['symbol']}: a barrier inside an unrolled loop ({where}): one per "
+                  "iteration; compute in registers, then copy (docs/fwd_profile.md)", flush=True)
     (out / "flashqla_kernels.h").write_text(_registry_header(results))
     (out / "sources.cmake").write_text("\n".join(cmake) + "\n")
     families = sorted({f"{r['meta']['family']}@{r['meta']['arch']}" for r in results if r["meta"]["check_variant"]})
