@@ -372,8 +372,9 @@ def main() -> int:
         print(f"[codegen] {meta['symbol']:62s} lowered in {meta['lower_seconds']:5.1f} s, smem "
               f"{dev['dynamic_smem_bytes']} + ~{dev['static_smem_estimate']} B (limit {meta['smem_limit']})", flush=True)
         for where in meta["barriers_in_unrolled_loops"]:
-            print(f"[codegen] WARNING {meta['symbol']}: a barrier inside an unrolled loop ({where}): one per "
-                  "iteration; compute in registers, then copy (docs/fwd_profile.md)", flush=True)
+            print(f"[codegen] WARNING {meta['symbol']}: a barrier inside an unrolled loop ({where}), one per "
+                  "iteration: if the loop is element-wise work, compute in registers, then copy (docs/fwd_profile.md)",
+                  flush=True)
     (out / "flashqla_kernels.h").write_text(_registry_header(results))
     (out / "sources.cmake").write_text("\n".join(cmake) + "\n")
     families = sorted({f"{r['meta']['family']}@{r['meta']['arch']}" for r in results if r["meta"]["check_variant"]})

@@ -8,9 +8,10 @@ chunk. The SM90 forward's `W = V - gamma U` loop lost 0.8-1.8 us of a 1.9-4.7 us
 (docs/fwd_profile.md, "The W loop's barriers"). The fix is in the source: compute in registers, then copy.
 
 `loop_barriers` lists every barrier whose innermost enclosing block is a loop with a constant trip count
-(the unrolled loops over a thread's fragment elements); barriers in loops over chunks or v-heads (a
-variable bound) are the pipelines' own and are not reported. codegen.py records the count per kernel in
-the build manifest and prints a warning; it does not fail the build.
+(the unrolled loops over a thread's fragment elements, but also a short unrolled loop around GEMM steps,
+where a barrier per step may be needed: the findings are candidates to read); barriers in loops over chunks
+or v-heads (a variable bound) are the pipelines' own and are not reported. codegen.py records the findings
+per kernel in the build manifest and prints a warning; it does not fail the build.
 
     python scripts/loop_barrier_audit.py FILE.cu      # print the barriers found, one per line
 """
