@@ -37,13 +37,13 @@ std::string compiled_list(const Variant (&table)[N]) {
   return out;
 }
 
-// The variant of exactly this V-slice width for the device's family and dtype, or nullptr
+// The variant for the device's family and dtype, of V-slice width bv (any when bv is 0), or nullptr
 template <class Variant, size_t N>
 const Variant* find_variant_or_null(const Variant (&table)[N], int32_t device, const char* dtype, int bv) {
   const int cc = compute_capability(device);
   const std::string family = kernel_family(cc);
   for (const Variant& v : table) {
-    if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && v.bv == bv) return &v;
+    if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && (bv == 0 || v.bv == bv)) return &v;
   }
   return nullptr;
 }
@@ -60,11 +60,9 @@ inline int fwd_block_v_override() {
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,
                             int bv) {
+  if (const Variant* v = find_variant_or_null(table, device, dtype, bv)) return *v;
   const int cc = compute_capability(device);
   const std::string family = kernel_family(cc);
-  for (const Variant& v : table) {
-    if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && (bv == 0 || v.bv == bv)) return v;
-  }
   const std::string gpu = "cuda:" + std::to_string(device) + " has compute capability " + std::to_string(cc / 10) +
                           "." + std::to_string(cc % 10) + " (sm_" + std::to_string(cc) + ")";
   if (family != "sm" + std::to_string(cc)) {

@@ -117,10 +117,8 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   const int forced = fwd_block_v_override();
   STD_TORCH_CHECK(forced != 128 || wide != nullptr, op, ": FLASHQLA_FWD_BLOCK_V=128, but this build has no 128-wide "
                   "forward kernel for this GPU (only the sm90 family has one)");
-  FwdPlan plan = plan_fwd(d.T, d.N, d.HV, sm_count(d.device), cp_segment_chunks, wide != nullptr && out.h == nullptr);
-  if (forced != 0 && forced != plan.block_v) {
-    plan = {forced, plan_segments(d.T, d.N, d.HV, kHeadDim / forced, sm_count(d.device), cp_segment_chunks)};
-  }
+  const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, sm_count(d.device), cp_segment_chunks,
+                                wide != nullptr && out.h == nullptr, forced);
   const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), plan.block_v);
   // which sequence and chunks every CTA of each pass runs (tilelang_src/sm90/seg_plan.py)
   const SegmentTables st =

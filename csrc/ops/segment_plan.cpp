@@ -74,10 +74,12 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
   return best_chunks > 0 ? segments_of(T, N, best_chunks, m) : single_segment(T, N, m);
 }
 
-FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128) {
-  FwdPlan narrow{64, plan_segments(T, N, HV, 2, sms, cp_segment_chunks)};
-  if (!allow_bv128) return narrow;
-  FwdPlan wide{128, plan_segments(T, N, HV, 1, sms, cp_segment_chunks)};
+FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128,
+                 int forced_block_v) {
+  const FwdPlan narrow{64, plan_segments(T, N, HV, 2, sms, cp_segment_chunks)};
+  if (forced_block_v == 64 || (forced_block_v == 0 && !allow_bv128)) return narrow;
+  const FwdPlan wide{128, plan_segments(T, N, HV, 1, sms, cp_segment_chunks)};
+  if (forced_block_v == 128) return wide;
   return wide.sp.cost * kChunkTimeBv128 < narrow.sp.cost * kMinGain ? wide : narrow;  // the same margin as CP's
 }
 

@@ -25,8 +25,8 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
                           int64_t cp_segment_chunks);
 
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
-// kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where the model prices it lower
-// by CP's margin (kMinGain).
+// kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where allowed and the model
+// prices it lower by CP's margin (kMinGain); forced_block_v (64 or 128; 0: none) overrides the choice.
 // Measured on an H200 (ablate.py, fwd against fwd128, o stored; benchmarks/results/H200_fwd_bv128.md): 1.6-1.8
 // (4.45-4.71 against 2.65-2.76 us per chunk), 1.64-1.68 since the W fix (3.10-3.24 against 1.85-1.98). 1.75 with
 // CP's margin keeps BV = 64 where CP splits a few long sequences, where the model's CP estimate is coarse.
@@ -35,6 +35,7 @@ struct FwdPlan {
   int block_v = 64;
   SegmentPlan sp;
 };
-FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128);
+FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128,
+                 int forced_block_v);
 
 }  // namespace flashqla
