@@ -265,23 +265,11 @@ SPECS = {
     "fwd128_so": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                       params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True), fix=[],
                       last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
-    # Z formed by WG2 from the ring instead of read from the chunk prep (z_local), each width
-    "fwd_zl": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
-                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, stage_o=True, z_local=True), fix=[],
-                   last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
-    "fwd128_zl": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
-                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, z_local=True),
-                      fix=[], last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk",
-                      variants=["cur"]),
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
                  last_param="        slot0: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
                  combos=[1 | 2 | 4, 1 | 2 | 4 | 8 | 32],
                  unit="us/launch"),
-    # the chunk prep without Z (the fused forward's z_local forms it)
-    "prep_noz": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
-                     params=dict(dtype="bfloat16", K=128, BT=64, with_z=False), fix=[], last_param="", ablations={},
-                     inputs=prep_inputs, combos=[], unit="us/launch", variants=["cur"]),
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},

@@ -33,7 +33,6 @@ def gdn_chunk_prep_sm90(
     # kernel config
     BT: int = 64,
     threads: int = 128,
-    with_z: bool = True,  # False: no Z (the fused forward forms it itself, gdn_fwd_sm90's z_local); q is not read
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     num_tokens = T.dynamic("num_tokens")
@@ -147,20 +146,19 @@ def gdn_chunk_prep_sm90(
             for r, c in T.Parallel(32, 32):
                 inv_s[32 + r, c] = acc32[r, c]
 
-            if with_z:
-                # ---- Z = Pg Ag (kk is free again: it held K K^T); rows past the chunk are zero (Q is).
-                # Q is loaded only now, so that its buffer can share the memory of T and the merge scratch
-                for r, c in T.Parallel(BT, K):
-                    q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
-                T.gemm(q_s, k_s, kk, transpose_B=True, clear_accum=True)  # P = Q K^T
-                for r, c in T.Parallel(BT, BT):
-                    gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)  # Gamma_rc, one exp2 for both matrices
-                    pg_s[r, c] = T.cast(T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0), dtype)
-                    ag_s[r, c] = T.cast(T.if_then_else(r >= c, gamma * inv_s[r, c] * b_s[c], 0.0), dtype)
-                T.gemm(pg_s, ag_s, kk, clear_accum=True)
-                # Z through Pg's buffer (its last read was that GEMM): stored in row pieces, not in the accumulator
-                # layout's 4-byte pairs of 8 rows per warp store
-                T.copy(kk, pg_s)
+            # ---- Z = Pg Ag (kk is free again: it held K K^T); rows past the chunk are zero (Q is).
+            # Q is loaded only now, so that its buffer can share the memory of T and the merge scratch
+            for r, c in T.Parallel(BT, K):
+                q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
+            T.gemm(q_s, k_s, kk, transpose_B=True, clear_accum=True)  # P = Q K^T
+            for r, c in T.Parallel(BT, BT):
+                gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)  # Gamma_rc, one exp2 for both matrices
+                pg_s[r, c] = T.cast(T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0), dtype)
+                ag_s[r, c] = T.cast(T.if_then_else(r >= c, gamma * inv_s[r, c] * b_s[c], 0.0), dtype)
+            T.gemm(pg_s, ag_s, kk, clear_accum=True)
+            # Z through Pg's buffer (its last read was that GEMM): stored in row pieces, not in the accumulator
+            # layout's 4-byte pairs of 8 rows per warp store
+            T.copy(kk, pg_s)
 
             # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
             # NOTE: one condition per store; TileLang 0.1.15 merges the stores of an if/elif
@@ -168,10 +166,9 @@ def gdn_chunk_prep_sm90(
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
                     A[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, inv_s[r, c], 0.0), dtype)
-            if with_z:
-                for r, c in T.Parallel(BT, BT):
-                    if r < n_store:
-                        z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pg_s[r, c], T.cast(0, dtype))
+            for r, c in T.Parallel(BT, BT):
+                if r < n_store:
+                    z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pg_s[r, c], T.cast(0, dtype))
             for r in T.Parallel(BT):
                 if r < n_store:
                     g_cumsum[t0 + r, hv] = T.if_then_else(r < n_valid, g_s[r], 0.0)

@@ -48,7 +48,6 @@ def gdn_fwd_sm90(
     BT: int = 64,
     BV: int = 64,
     stage_o: bool = False,  # o through shared memory, stored by the storer warp (at BV = 128 in q's ring stage)
-    z_local: bool = False,  # WG2 forms Z itself from the ring (no Z from the chunk prep; docs/speed_plan.md)
 ):
     assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
@@ -61,17 +60,9 @@ def gdn_fwd_sm90(
     STAGE_OQ = stage_o and BV == 128
     O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers
     EMPTY = 256 + 32 if STAGE_OQ else 384  # arrivals that free a ring stage
-    ZR_STAGE = (2, BT, BT) if not z_local else (1, 8, 8)  # Z's ring (a stub when WG2 forms Z)
-    ZL_SHAPE = (BT, BT) if z_local else (8, 8)  # WG2's Pg and Ag when it forms Z (stubs otherwise)
     # registers per thread of WG2 and of the producer warps (with 160 for WG0 and WG1: 512 in all); the storer
-    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O (16 at BV = 128: a 64 x 128 O; 8 when WG2
-    # also forms Z)
-    if STAGE_O:
-        NREG_O, NREG_LOAD = 128, 64
-    elif STAGE_OQ:
-        NREG_O, NREG_LOAD = (144, 48) if z_local else (136, 56)
-    else:
-        NREG_O, NREG_LOAD = 152, 40
+    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O (16 at BV = 128: a 64 x 128 O)
+    NREG_O, NREG_LOAD = (128, 64) if STAGE_O else ((136, 56) if STAGE_OQ else (152, 40))
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -89,24 +80,6 @@ def gdn_fwd_sm90(
         for r, c in T.Parallel(BT, BV):
             if t0 + r < seq_end:
                 dst[t0 + r, hv, v0 + c] = src[r, c]
-
-    @T.macro
-    def chunk_z(q_s, k_s, a_s, g_s, b_s, st, scale, p_frag, ag_frag, pz_s, az_s, z_s):
-        """z_s <- Z = (scale * Gamma * (Q K^T)) (Gamma * A * beta_col) of ring stage st: the chunk prep's Z, from
-        A rounded to the input dtype (the prep used its fp32 inverse). Element-wise work reads shared memory
-        into registers and copies out in separate loops (no barrier per iteration)"""
-        T.gemm(q_s[st, :, :], k_s[st, :, :], p_frag, transpose_B=True, clear_accum=True)
-        for r, c in T.Parallel(BT, BT):
-            ag_frag[r, c] = T.if_then_else(r >= c, T.exp2((g_s[st, r] - g_s[st, c]) * LOG2E), 0.0)
-        for r, c in T.Parallel(BT, BT):
-            p_frag[r, c] *= scale * ag_frag[r, c]
-            ag_frag[r, c] *= a_s[st, r, c] * b_s[st, c]
-        T.copy(p_frag, pz_s)
-        T.copy(ag_frag, az_s)
-        T.fence_proxy_async()
-        T.gemm(pz_s, az_s, p_frag, clear_accum=True)
-        T.copy(p_frag, z_s)
-        T.fence_proxy_async()
 
     @T.macro
     def store_stage_rows(src, stage, dst, t0, seq_end, hv, v0):
@@ -178,7 +151,7 @@ def gdn_fwd_sm90(
             k_s = T.alloc_shared((2, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
             a_s = T.alloc_shared((2, BT, BT), dtype)
-            zr_s = T.alloc_shared(ZR_STAGE, dtype)  # Z (only when o is stored, and not z_local)
+            zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
             # exchange on the chain (S~ and X: NST buffers)
@@ -186,9 +159,7 @@ def gdn_fwd_sm90(
             x_s = T.alloc_shared((NST, BT, K), dtype)  # X (WG1 -> WG0)
             w_s = T.alloc_shared((2, BT, BV), dtype)  # W (WG1 -> WG0, WG2)
             # WG2 only
-            z_s = T.alloc_shared((BT, BT), dtype)  # Z, copied out of the ring (the stage is freed early) or formed
-            pz_s = T.alloc_shared(ZL_SHAPE, dtype)  # scale * Gamma * P (z_local)
-            az_s = T.alloc_shared(ZL_SHAPE, dtype)  # Gamma * A * beta_col (z_local)
+            z_s = T.alloc_shared((BT, BT), dtype)  # Z, copied out of the ring (the stage is freed early)
             gam2_s = T.alloc_shared((BT,), accum)  # scale * gamma
             o_s = T.alloc_shared(O_STAGE, dtype)  # O (WG2 -> storer), with STAGE_O
             # WG1 only
@@ -199,8 +170,6 @@ def gdn_fwd_sm90(
             x_frag = T.alloc_fragment((BT, K), accum)
             u_frag = T.alloc_fragment((BT, BV), accum)
             o_frag = T.alloc_fragment((BT, BV), accum)
-            pz_frag = T.alloc_fragment(ZL_SHAPE, accum)  # z_local
-            az_frag = T.alloc_fragment(ZL_SHAPE, accum)  # z_local
             decay = T.alloc_var(accum)
 
             full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
@@ -299,11 +268,8 @@ def gdn_fwd_sm90(
                     if emit_o:
                         for r in T.Parallel(BT):
                             gam2_s[r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
-                        if z_local:
-                            chunk_z(q_s, k_s, a_s, g_s, b_s, i % 2, scale, pz_frag, az_frag, pz_s, az_s, z_s)
-                        else:
-                            T.copy(zr_s[i % 2, :, :], z_s)
-                            T.fence_proxy_async()
+                        T.copy(zr_s[i % 2, :, :], z_s)
+                        T.fence_proxy_async()
                     T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     if emit_o:
                         # O = scale * gamma * (Q S~)
@@ -364,7 +330,7 @@ def gdn_fwd_sm90(
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
-                        if (not z_local) and emit_o:
+                        if emit_o:
                             load_rows(z, zr_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
