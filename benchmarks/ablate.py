@@ -261,10 +261,6 @@ SPECS = {
                    last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
                    combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk",
                    variants=["base", "cur", "fix", "ablate"]),
-    # o staged in q's ring stage and stored by the storer warp (BV = 128)
-    "fwd128_so": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
-                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True), fix=[],
-                      last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
                  last_param="        slot0: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,

@@ -47,22 +47,18 @@ def gdn_fwd_sm90(
     # kernel config
     BT: int = 64,
     BV: int = 64,
-    stage_o: bool = False,  # o through shared memory, stored by the storer warp (at BV = 128 in q's ring stage)
+    stage_o: bool = False,  # o through shared memory, stored by the storer warp (BV = 64 only: no room at 128)
 ):
     assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
     # S~ and X buffers: two at BV = 64; one at BV = 128 (one CTA per head and segment, for calls whose heads
     # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
     NST = 2 if BV == 64 else 1
-    STAGE_O = stage_o and BV == 64  # o staged in a buffer of its own
-    # o staged in q's ring stage, dead after Q S~ (WG2 is its only reader): there is no room for another 16 KB at
-    # BV = 128. The storer warp then releases the stage (empty) after storing o, in place of WG2
-    STAGE_OQ = stage_o and BV == 128
+    STAGE_O = stage_o and BV == 64
     O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers
-    EMPTY = 256 + 32 if STAGE_OQ else 384  # arrivals that free a ring stage
     # registers per thread of WG2 and of the producer warps (with 160 for WG0 and WG1: 512 in all); the storer
-    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O (16 at BV = 128: a 64 x 128 O)
-    NREG_O, NREG_LOAD = (128, 64) if STAGE_O else ((136, 56) if STAGE_OQ else (152, 40))
+    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O
+    NREG_O, NREG_LOAD = (128, 64) if STAGE_O else (152, 40)
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -80,13 +76,6 @@ def gdn_fwd_sm90(
         for r, c in T.Parallel(BT, BV):
             if t0 + r < seq_end:
                 dst[t0 + r, hv, v0 + c] = src[r, c]
-
-    @T.macro
-    def store_stage_rows(src, stage, dst, t0, seq_end, hv, v0):
-        """dst[t0 + r, hv, v0 + c] <- src[stage, r, c] for the rows of the sequence"""
-        for r, c in T.Parallel(BT, BV):
-            if t0 + r < seq_end:
-                dst[t0 + r, hv, v0 + c] = src[stage, r, c]
 
     @T.prim_func
     def gdn_fwd(
@@ -173,12 +162,12 @@ def gdn_fwd_sm90(
             decay = T.alloc_var(accum)
 
             full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
-            empty = T.alloc_barrier([EMPTY, EMPTY])  # 3 consumer warpgroups (or WG0, WG1 and the storer) per stage
+            empty = T.alloc_barrier([384, 384])  # 3 consumer warpgroups per stage
             st_ready = T.alloc_barrier([128] * NST)  # WG0 wrote S~
             st_free = T.alloc_barrier([288] * NST)  # WG1, WG2 and the storer warp read S~
             w_ready = T.alloc_barrier([128, 128])  # WG1 wrote X and W
             w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
-            o_full = T.alloc_barrier(128)  # WG2 wrote O (STAGE_O, STAGE_OQ)
+            o_full = T.alloc_barrier(128)  # WG2 wrote O (STAGE_O)
             o_free = T.alloc_barrier(32)  # the storer warp stored O (STAGE_O)
 
             # V is read, and O written (stmatrix), in the accumulator layout (8 rows per warp access): swizzled
@@ -275,8 +264,7 @@ def gdn_fwd_sm90(
                         # O = scale * gamma * (Q S~)
                         T.gemm(q_s[i % 2, :, :], st_s[i % NST, :, :], o_frag, clear_accum=True)
                     T.barrier_arrive(st_free[i % NST])
-                    if not STAGE_OQ:
-                        T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
+                    T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
                     if emit_o:
                         for r, c in T.Parallel(BT, BV):
                             o_frag[r, c] *= gam2_s[r]
@@ -291,9 +279,6 @@ def gdn_fwd_sm90(
                             # 4-byte pairs of 8 rows per warp store
                             T.barrier_wait(o_free[0], (i + 1) % 2)  # chunk i - 1's O is stored
                             T.copy(o_frag, o_s)
-                            T.barrier_arrive(o_full[0])
-                        elif STAGE_OQ:
-                            T.copy(o_frag, q_s[i % 2, :, :])  # q's stage: its last read was Q S~ above
                             T.barrier_arrive(o_full[0])
                         elif t0 + BT <= seq_end:
                             T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
@@ -345,11 +330,5 @@ def gdn_fwd_sm90(
                             T.barrier_wait(o_full[0], i % 2)
                             store_rows(o_s, o, seq_start + (c_first + i) * BT, seq_end, hv, v0)
                             T.barrier_arrive(o_free[0])
-                        if STAGE_OQ and emit_o:
-                            T.barrier_wait(o_full[0], i % 2)
-                            store_stage_rows(q_s, i % 2, o, seq_start + (c_first + i) * BT, seq_end, hv, v0)
-                        if STAGE_OQ:
-                            T.fence_proxy_async()  # generic reads of q's stage before TMA rewrites it
-                            T.barrier_arrive(empty[i % 2])  # in place of WG2: the stage is free once o is stored
 
     return gdn_fwd
