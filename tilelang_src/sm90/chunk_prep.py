@@ -156,6 +156,9 @@ def gdn_chunk_prep_sm90(
                 pg_s[r, c] = T.cast(T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0), dtype)
                 ag_s[r, c] = T.cast(T.if_then_else(r >= c, gamma * inv_s[r, c] * b_s[c], 0.0), dtype)
             T.gemm(pg_s, ag_s, kk, clear_accum=True)
+            # Z through Pg's buffer (its last read was that GEMM): stored in row pieces, not in the accumulator
+            # layout's 4-byte pairs of 8 rows per warp store
+            T.copy(kk, pg_s)
 
             # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
             # NOTE: one condition per store; TileLang 0.1.15 merges the stores of an if/elif
@@ -165,7 +168,7 @@ def gdn_chunk_prep_sm90(
                     A[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, inv_s[r, c], 0.0), dtype)
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
-                    z[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, kk[r, c], 0.0), dtype)
+                    z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pg_s[r, c], T.cast(0, dtype))
             for r in T.Parallel(BT):
                 if r < n_store:
                     g_cumsum[t0 + r, hv] = T.if_then_else(r < n_valid, g_s[r], 0.0)

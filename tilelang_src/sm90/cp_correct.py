@@ -88,8 +88,10 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
                     ml_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
                 for a, b in T.Parallel(K, BV):
                     sh_s[a, b] = T.cast(s_frag[a, b], half)
+                # the low part from registers (sh_s holds exactly the high part): a loop that read sh_s and wrote
+                # sl_s got a block barrier per iteration from TileLang's sync planner
                 for a, b in T.Parallel(K, BV):
-                    sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(sh_s[a, b], accum), half)
+                    sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
                 T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
                 T.gemm(mh_s, sl_s, ms_frag)
                 T.gemm(ml_s, sh_s, ms_frag)

@@ -308,9 +308,11 @@ def gdn_bwd_chunk_sm90(
                 for r, c in T.Parallel(BT, V):
                     if r < n_store:
                         dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
+                # in registers, then one copy: a loop that also writes shared memory got a block barrier per
+                # iteration from TileLang's sync planner (16 per v-head)
                 for r, c in T.Parallel(BT, V):
                     acc[r, c] = -gam_s[r] * acc[r, c]
-                    do_s[r, c] = T.cast(acc[r, c], dtype)
+                T.copy(acc, do_s)
                 # ---- dK's dVg part, dVg S0^T, in acc (its row products with K: the gate of W,
                 # sum_v dVg_iv U_iv = sum_k K_ik (dVg S0^T)_ik, so U = K S0 is not formed again), into the sum
                 T.gemm(do_s, h_s, acc, transpose_B=True, clear_accum=True)

@@ -191,8 +191,11 @@ def gdn_bwd_dh_sm90(
                     # dVg = -gamma * (Ag^T dVd)
                     T.gemm(ag_s[i % 2, :, :], dvd_s, dw_frag, transpose_A=True, clear_accum=True)
                     T.barrier_arrive(wg2_free[i % 2])
+                    # in registers, then one copy: the fused loop (a shared read of gamma and a shared write) got a
+                    # named barrier in each of its 16 iterations, on the chain (scripts/loop_barrier_audit.py)
                     for r, cc in T.Parallel(BT, BV):
-                        dvg_s[r, cc] = T.cast(-gam1_s[r] * dw_frag[r, cc], dtype)
+                        dw_frag[r, cc] = -gam1_s[r] * dw_frag[r, cc]
+                    T.copy(dw_frag, dvg_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dvg)
                     T.barrier_arrive(empty[i % 2])
