@@ -107,7 +107,8 @@ def gdn_chunk_prep_sm90(
             # formed in registers, then one copy (pairs of columns per store); written element by element from
             # the loop, each 4-byte store was its own instruction next to the identity's
             for r, c in T.Parallel(BT, BT):
-                kk[r, c] = T.if_then_else(r > c, b_s[r] * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
+                beta_r = b_s[r]  # let-bound: outside the select's branches, one load per row (see Pg below)
+                kk[r, c] = T.if_then_else(r > c, beta_r * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
             T.copy(kk, t_s[:, 0:BT])
             for r, c in T.Parallel(BT, BT):
                 inv_s[r, c] = T.if_then_else(r == c, 1.0, 0.0)
@@ -160,11 +161,16 @@ def gdn_chunk_prep_sm90(
             # shared memory, each bf16 was a 2-byte store of its own (a quarter of the kernel's time on the
             # H200, Nsight Compute). Gamma_rc is evaluated once per matrix; Pg is written after Q's last read,
             # so that Q's buffer can share memory with both
+            # The shared loads sit outside the select (let-bound): inside it they were branches of their own that
+            # nvcc did not merge across the unrolled elements (2 to 4 loads per element)
             for r, c in T.Parallel(BT, BT):
-                kk[r, c] = T.if_then_else(r >= c, scale * T.exp2((g_s[r] - g_s[c]) * LOG2E) * kk[r, c], 0.0)
+                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)  # the exp of a non-positive argument only
+                kk[r, c] = T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0)
             T.copy(kk, pg_s)
             for r, c in T.Parallel(BT, BT):
-                kk[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E) * inv_s[r, c] * b_s[c], 0.0)
+                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)
+                a_beta = inv_s[r, c] * b_s[c]  # the upper triangle of inv_s holds zeros
+                kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
             T.copy(kk, ag_s)
             T.gemm(pg_s, ag_s, kk, clear_accum=True)
             # Z through Pg's buffer (its last read was that GEMM): stored in row pieces, not in the accumulator
