@@ -104,8 +104,13 @@ def gdn_chunk_prep_sm90(
 
             # ---- T = I + strictLower(diag(beta) K K^T)
             T.gemm(k_s, k_s, kk, transpose_B=True, clear_accum=True)
+            # formed in registers, then one copy (pairs of columns per store); written element by element from
+            # the loop, each 4-byte store was its own instruction next to the identity's
             for r, c in T.Parallel(BT, BT):
-                t_s[r, c] = T.if_then_else(r > c, b_s[r] * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
+                beta_r = b_s[r]  # let-bound: outside the select's branches, one load per row (see Pg below)
+                kk[r, c] = T.if_then_else(r > c, beta_r * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
+            T.copy(kk, t_s[:, 0:BT])
+            for r, c in T.Parallel(BT, BT):
                 inv_s[r, c] = T.if_then_else(r == c, 1.0, 0.0)
 
             # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers
@@ -134,13 +139,14 @@ def gdn_chunk_prep_sm90(
                 inv_s[32 * p + 16 + r, 32 * p + c] = acc16[p, r, c]
 
             # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0)
+            # unrolled, so that the shared loads of later steps are issued ahead of the FMAs
             T.clear(acc32)
-            for j in T.serial(32):
+            for j in T.unroll(32):
                 for r, c in T.Parallel(32, 32):
                     acc32[r, c] += t_s[32 + r, j] * inv_s[j, c]
             T.copy(acc32, tmp32_s)
             T.clear(acc32)
-            for j in T.serial(32):
+            for j in T.unroll(32):
                 for r, c in T.Parallel(32, 32):
                     acc32[r, c] -= inv_s[32 + r, 32 + j] * tmp32_s[j, c]
             for r, c in T.Parallel(32, 32):
@@ -151,10 +157,21 @@ def gdn_chunk_prep_sm90(
             for r, c in T.Parallel(BT, K):
                 q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
             T.gemm(q_s, k_s, kk, transpose_B=True, clear_accum=True)  # P = Q K^T
+            # Pg, then Ag, formed in kk and copied out whole (stmatrix): formed in the loop that wrote them to
+            # shared memory, each bf16 was a 2-byte store of its own (a quarter of the kernel's time on the
+            # H200, Nsight Compute). Gamma_rc is evaluated once per matrix; Pg is written after Q's last read,
+            # so that Q's buffer can share memory with both
+            # The shared loads sit outside the select (let-bound): inside it they were branches of their own that
+            # nvcc did not merge across the unrolled elements (2 to 4 loads per element)
             for r, c in T.Parallel(BT, BT):
-                gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)  # Gamma_rc, one exp2 for both matrices
-                pg_s[r, c] = T.cast(T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0), dtype)
-                ag_s[r, c] = T.cast(T.if_then_else(r >= c, gamma * inv_s[r, c] * b_s[c], 0.0), dtype)
+                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)  # the exp of a non-positive argument only
+                kk[r, c] = T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0)
+            T.copy(kk, pg_s)
+            for r, c in T.Parallel(BT, BT):
+                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)
+                a_beta = inv_s[r, c] * b_s[c]  # the upper triangle of inv_s holds zeros
+                kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
+            T.copy(kk, ag_s)
             T.gemm(pg_s, ag_s, kk, clear_accum=True)
             # Z through Pg's buffer (its last read was that GEMM): stored in row pieces, not in the accumulator
             # layout's 4-byte pairs of 8 rows per warp store
