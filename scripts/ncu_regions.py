@@ -15,6 +15,9 @@ import csv
 import sys
 
 
+SAMPLES = "Warp Stall Sampling (All Samples)"
+
+
 def number(row: list[str], col: dict[str, int], name: str) -> float:
     try:
         return float(row[col[name]].replace(",", ""))
@@ -22,18 +25,11 @@ def number(row: list[str], col: dict[str, int], name: str) -> float:
         return 0.0
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sass_csv")
-    ap.add_argument("--min", type=float, default=1.0, help="smallest share of the samples shown, in percent")
-    args = ap.parse_args()
-    rows = list(csv.reader(open(args.sass_csv)))
-    header, data = rows[1], rows[2:]  # rows[0] names the kernel
+def cut_regions(header: list[str], data: list[list[str]]) -> list[dict]:
+    """The SASS rows cut after every block or named barrier, wgmma wait and EXIT: per region its first and
+    last row, warp-state samples, shared wavefronts, executed instructions, opcodes and stall reasons."""
     col = {h: i for i, h in enumerate(header)}
-    samples_col = "Warp Stall Sampling (All Samples)"
     stall_cols = [h for h in header if h.startswith("stall_") and "Not Issued" not in h]
-    total = sum(number(r, col, samples_col) for r in data) or 1.0
-    total_wf = sum(number(r, col, "L1 Wavefronts Shared") for r in data) or 1.0
 
     def fresh(start: int) -> dict:
         return dict(start=start, samples=0.0, wf=0.0, executed=0.0, ops=collections.Counter(),
@@ -45,7 +41,7 @@ def main() -> int:
         words = src.split()
         op = (words[1] if words and words[0].startswith("@") and len(words) > 1 else (words[0] if words else ""))
         executed = number(r, col, "Instructions Executed")
-        cur["samples"] += number(r, col, samples_col)
+        cur["samples"] += number(r, col, SAMPLES)
         cur["wf"] += number(r, col, "L1 Wavefronts Shared")
         cur["executed"] += executed
         cur["ops"][op.split(".")[0]] += executed
@@ -55,6 +51,19 @@ def main() -> int:
             cur["end"], cur["last"] = n, src
             regions.append(cur)
             cur = fresh(n + 1)
+    return regions
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sass_csv")
+    ap.add_argument("--min", type=float, default=1.0, help="smallest share of the samples shown, in percent")
+    args = ap.parse_args()
+    rows = list(csv.reader(open(args.sass_csv)))
+    header, data = rows[1], rows[2:]  # rows[0] names the kernel
+    regions = cut_regions(header, data)
+    total = sum(g["samples"] for g in regions) or 1.0
+    total_wf = sum(g["wf"] for g in regions) or 1.0
     print(f"{rows[0][1]}: {total:.0f} samples, {total_wf:.0f} shared wavefronts")
     print("instructions  samples  wavefronts  executed  opcodes | stalls | region ends with")
     for g in regions:
