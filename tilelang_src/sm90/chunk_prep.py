@@ -176,13 +176,18 @@ def gdn_chunk_prep_sm90(
             # Z through Pg's buffer (its last read was that GEMM): stored in row pieces, not in the accumulator
             # layout's 4-byte pairs of 8 rows per warp store
             T.copy(kk, pg_s)
+            # A likewise, through Ag's buffer (also last read by that GEMM), in the q dtype: the same rounding as a
+            # cast at the store, and its store becomes 16-byte row pieces instead of 8-byte ones from fp32 rows
+            for r, c in T.Parallel(BT, BT):
+                kk[r, c] = inv_s[r, c]
+            T.copy(kk, ag_s)
 
             # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
             # NOTE: one condition per store; TileLang 0.1.15 merges the stores of an if/elif
             # pair into one unconditional store of an uninitialized value.
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
-                    A[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, inv_s[r, c], 0.0), dtype)
+                    A[t0 + r, hv, c] = T.if_then_else(r < n_valid, ag_s[r, c], T.cast(0, dtype))
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
                     z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pg_s[r, c], T.cast(0, dtype))
