@@ -59,6 +59,8 @@ def gdn_bwd_chunk_sm90(
     threads: int = 256,
     reduce_batch: int = 2,  # row sums per barrier pair of a cross-warpgroup reduction (1 for the sm100 family:
     # TileLang 0.1.15's batched reduction leaves its pack buffer undefined when lowered for sm_100a)
+    async_loads: bool = True,  # the next v-head's V, dO, A of a full chunk by cp.async (False: element copies)
+    stage_stores: bool = True,  # dv, dq, dk through dead shared buffers, stored in 16-byte row pieces
 ):
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -79,7 +81,7 @@ def gdn_bwd_chunk_sm90(
         reached that chunk's gradients, tests/test_nonfinite.py) and was no faster (4.18 against 4.19 ms,
         (16, 32) 8192x4)."""
         T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
-        if n_valid == BT:
+        if async_loads and n_valid == BT:
             T.async_copy(v[t0:t0 + BT, hv, 0:V], w_s)
             T.async_copy(d_o[t0:t0 + BT, hv, 0:V], do_s)
             T.async_copy(A[t0:t0 + BT, hv, 0:BT], a_s[stage, :, :])
@@ -256,7 +258,8 @@ def gdn_bwd_chunk_sm90(
                     b_s[tx] = bn_s[tx]
                 T.barrier_wait(dh_bar[0], jv % 2)
                 T.barrier_wait(ld_bar[0], jv % 2)
-                T.fence_proxy_async()  # V, dO and A may have come by cp.async (generic proxy); wgmma reads them
+                if async_loads:
+                    T.fence_proxy_async()  # V, dO and A may have come by cp.async (generic proxy); wgmma reads them
                 # gamma_last <dS1, S0>'s row sums first, so that S0's and dS1's buffers die early (the 64-register
                 # product here, where only dQ and dK are live)
                 for a, b in T.Parallel(K, V):
@@ -317,9 +320,18 @@ def gdn_bwd_chunk_sm90(
 
                 # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read)
                 T.gemm(ag_s, vd_s, acc, transpose_A=True, clear_accum=True)
-                for r, c in T.Parallel(BT, V):
-                    if r < n_store:
-                        dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
+                if stage_stores:
+                    # dv through dO's buffer (dO is no longer read; dVg goes there next) and stored in 16-byte row
+                    # pieces: from the accumulator, each 4-byte pair cost ~30 instructions of 64-bit index
+                    # arithmetic and guards (6% of the kernel's warp samples, Nsight Compute, H200)
+                    T.copy(acc, do_s)
+                    for r, c in T.Parallel(BT, V):
+                        if r < n_store:
+                            dv[t0 + r, hv, c] = T.if_then_else(r < n_valid, do_s[r, c], T.cast(0, dtype))
+                else:
+                    for r, c in T.Parallel(BT, V):
+                        if r < n_store:
+                            dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
                 # in registers, then one copy: a loop that also writes shared memory got a block barrier per
                 # iteration from TileLang's sync planner (16 per v-head)
                 for r, c in T.Parallel(BT, V):
@@ -389,11 +401,22 @@ def gdn_bwd_chunk_sm90(
                         dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
 
             # ---- the qk-head's dq and dk: the group's sums, once, in q's dtype
-            for r, c in T.Parallel(BT, K):
-                if r < n_store:
-                    dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
-            for r, c in T.Parallel(BT, K):
-                if r < n_store:
-                    dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
+            if stage_stores:
+                # through Q's and K's buffers (dead after the loop), stored in 16-byte row pieces
+                T.copy(dqf, q_s)
+                T.copy(dkf, k_s)
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dq[t0 + r, hq, c] = T.if_then_else(r < n_valid, q_s[r, c], T.cast(0, dtype))
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dk[t0 + r, hq, c] = T.if_then_else(r < n_valid, k_s[r, c], T.cast(0, dtype))
+            else:
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
 
     return gdn_bwd_chunk
