@@ -33,8 +33,8 @@ Loads overlap the previous v-head's tail: the next v-head's tiles go into buffer
 and the top of each iteration only waits. dS1's buffer dies after dVd's K dS1 (gamma_last <dS1, S0>'s row
 sums are taken at the top, right after the wait): the next dS1 is issued there (TMA, on dh_bar). After
 dAb's GEMM W's, dVg's and S0's buffers are dead: the next S0, V and dO are issued there, with the next A
-into the other stage of A's two-stage buffer (S0 by TMA on ld_bar; V, dO and A by element copies, zero
-past the chunk's end) and the next g and beta by cp.async into a staging pair copied at the top. Every thread arrives once per v-head on each barrier, so each completes one phase per v-head.
+into the other stage of A's two-stage buffer (S0 by TMA on ld_bar; V, dO and A by cp.async for a full
+chunk, by element copies zero past the chunk's end otherwise) and the next g and beta by cp.async into a staging pair copied at the top. Every thread arrives once per v-head on each barrier, so each completes one phase per v-head.
 Barriers: the row sums that cross the two warpgroups share one barrier pair for a thread's two rows
 (batched T.reduce_sum), and the column sums of E and dAb * A are taken from the fp32 shared matrix
 by 4 threads per column in the same butterfly order as the reduction of a transposed read, with two
@@ -59,6 +59,8 @@ def gdn_bwd_chunk_sm90(
     threads: int = 256,
     reduce_batch: int = 2,  # row sums per barrier pair of a cross-warpgroup reduction (1 for the sm100 family:
     # TileLang 0.1.15's batched reduction leaves its pack buffer undefined when lowered for sm_100a)
+    async_loads: bool = True,  # the next v-head's V, dO, A of a full chunk by cp.async (False: element copies)
+    stage_stores: bool = True,  # dv, dq, dk through dead shared buffers, stored in 16-byte row pieces
 ):
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -69,17 +71,29 @@ def gdn_bwd_chunk_sm90(
 
     @T.macro
     def load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, stage, slot, t0, n_valid, hv, bar):
-        """S0, V, dO and A of v-head hv, completing on bar[0]: S0 by TMA, the others by element copies
-        zero-filled past the chunk's end (rows of the next sequence are never read). TMA for V, dO and A of
-        full chunks was tried: a NaN in the rows after a partial chunk then reached that chunk's gradients
-        (tests/test_nonfinite.py, H200), and it was no faster (4.18 against 4.19 ms, (16, 32) 8192x4)."""
+        """S0, V, dO and A of v-head hv, completing on bar[0] (every thread arrives once): S0 by TMA; V, dO and
+        A of a full chunk by cp.async, the thread's arrival coming when its copies land (the consumer fences
+        the async proxy after its wait); of a partial chunk by element copies zero-filled past the chunk's end
+        (rows of the next sequence are never read, so its NaN/Inf cannot reach this chunk). The element copies
+        of full chunks staged every 16 bytes through registers: each warp waited for its loads right there,
+        in the middle of the current v-head (a tenth of the kernel's warp time, Nsight Compute, H200). TMA
+        for V, dO and A was tried: it read the next sequence's rows after a partial chunk (a NaN there
+        reached that chunk's gradients, tests/test_nonfinite.py) and was no faster (4.18 against 4.19 ms,
+        (16, 32) 8192x4)."""
         T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
-        for r, c in T.Parallel(BT, V):
-            w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
-            do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
-        for r, c in T.Parallel(BT, BT):
-            a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
-        T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
+        if async_loads and n_valid == BT:
+            T.async_copy(v[t0:t0 + BT, hv, 0:V], w_s)
+            T.async_copy(d_o[t0:t0 + BT, hv, 0:V], do_s)
+            T.async_copy(A[t0:t0 + BT, hv, 0:BT], a_s[stage, :, :])
+            T.cp_async_barrier_noinc(bar[0])
+        else:
+            for r, c in T.Parallel(BT, V):
+                w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
+                do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
+            for r, c in T.Parallel(BT, BT):
+                a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+            T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
+            T.barrier_arrive(bar[0])
 
     @T.macro
     def load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv, tx):
@@ -226,7 +240,6 @@ def gdn_bwd_chunk_sm90(
             T.tma_copy(dh[slot, hq * group, 0:K, 0:V], dh_s, barrier=dh_bar[0])
             T.barrier_arrive(dh_bar[0])
             load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, 0, slot, t0, n_valid, hq * group, ld_bar)
-            T.barrier_arrive(ld_bar[0])
             load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hq * group, tx)
             for r, c in T.Parallel(BT, K):
                 q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
@@ -245,6 +258,8 @@ def gdn_bwd_chunk_sm90(
                     b_s[tx] = bn_s[tx]
                 T.barrier_wait(dh_bar[0], jv % 2)
                 T.barrier_wait(ld_bar[0], jv % 2)
+                if async_loads:
+                    T.fence_proxy_async()  # V, dO and A may have come by cp.async (generic proxy); wgmma reads them
                 # gamma_last <dS1, S0>'s row sums first, so that S0's and dS1's buffers die early (the 64-register
                 # product here, where only dQ and dK are live)
                 for a, b in T.Parallel(K, V):
@@ -305,9 +320,18 @@ def gdn_bwd_chunk_sm90(
 
                 # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read)
                 T.gemm(ag_s, vd_s, acc, transpose_A=True, clear_accum=True)
-                for r, c in T.Parallel(BT, V):
-                    if r < n_store:
-                        dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
+                if stage_stores:
+                    # dv through dO's buffer (dO is no longer read; dVg goes there next) and stored in 16-byte row
+                    # pieces: from the accumulator, each 4-byte pair cost ~30 instructions of 64-bit index
+                    # arithmetic and guards (6% of the kernel's warp samples, Nsight Compute, H200)
+                    T.copy(acc, do_s)
+                    for r, c in T.Parallel(BT, V):
+                        if r < n_store:
+                            dv[t0 + r, hv, c] = T.if_then_else(r < n_valid, do_s[r, c], T.cast(0, dtype))
+                else:
+                    for r, c in T.Parallel(BT, V):
+                        if r < n_store:
+                            dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
                 # in registers, then one copy: a loop that also writes shared memory got a block barrier per
                 # iteration from TileLang's sync planner (16 per v-head)
                 for r, c in T.Parallel(BT, V):
@@ -325,7 +349,6 @@ def gdn_bwd_chunk_sm90(
                     T.sync_threads()  # W's, dVg's and S0's last reads (both warpgroups) are done
                     load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv + 1, tx)
                     load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, 1 - st, slot, t0, n_valid, hv + 1, ld_bar)
-                    T.barrier_arrive(ld_bar[0])
                 for r, c in T.Parallel(BT, BT):
                     mat[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0) * mat[r, c]  # dAb
                     pg[r, c] = sq_s[r, c] + mat[r, c] * a_s[st, r, c] * b_s[c]  # E
@@ -378,11 +401,22 @@ def gdn_bwd_chunk_sm90(
                         dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
 
             # ---- the qk-head's dq and dk: the group's sums, once, in q's dtype
-            for r, c in T.Parallel(BT, K):
-                if r < n_store:
-                    dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
-            for r, c in T.Parallel(BT, K):
-                if r < n_store:
-                    dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
+            if stage_stores:
+                # through Q's and K's buffers (dead after the loop), stored in 16-byte row pieces
+                T.copy(dqf, q_s)
+                T.copy(dkf, k_s)
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dq[t0 + r, hq, c] = T.if_then_else(r < n_valid, q_s[r, c], T.cast(0, dtype))
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dk[t0 + r, hq, c] = T.if_then_else(r < n_valid, k_s[r, c], T.cast(0, dtype))
+            else:
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
 
     return gdn_bwd_chunk
