@@ -160,9 +160,9 @@ def gdn_chunk_prep_sm90(
             # Pg, then Ag, formed in kk and copied out whole (stmatrix): formed in the loop that wrote them to
             # shared memory, each bf16 was a 2-byte store of its own (a quarter of the kernel's time on the
             # H200, Nsight Compute). Gamma_rc is evaluated once per matrix; Pg is written after Q's last read,
-            # so that Q's buffer can share memory with both
-            # The shared loads sit outside the select (let-bound): inside it they were branches of their own that
-            # nvcc did not merge across the unrolled elements (2 to 4 loads per element)
+            # so that Q's buffer can share memory with both. The shared loads are let-bound before the select:
+            # inside it they were branches of their own that nvcc did not merge across the unrolled elements
+            # (2 to 4 loads per element; docs/fwd_profile.md, last section)
             for r, c in T.Parallel(BT, BT):
                 gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)  # the exp of a non-positive argument only
                 kk[r, c] = T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0)
