@@ -164,11 +164,14 @@ def gdn_chunk_prep_sm90(
             # inside it they were branches of their own that nvcc did not merge across the unrolled elements
             # (2 to 4 loads per element; docs/fwd_profile.md, last section)
             for r, c in T.Parallel(BT, BT):
-                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)  # the exp of a non-positive argument only
+                # unclamped, as the reference: for r < c (an exp of a positive argument, possibly inf) the select
+                # discards it; clamping the argument at 0 changed Gamma for r >= c when g > 0 (outside g's
+                # documented range, but not rejected)
+                gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)
                 kk[r, c] = T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0)
             T.copy(kk, pg_s)
             for r, c in T.Parallel(BT, BT):
-                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)
+                gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)
                 a_beta = inv_s[r, c] * b_s[c]  # the upper triangle of inv_s holds zeros
                 kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
             T.copy(kk, ag_s)
