@@ -41,11 +41,27 @@ def find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, lo: T.Ref, hi: T.Ref):
 @T.macro
 def chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq: T.Ref, hi: T.Ref, seq_end: T.Ref):
     """For a chunk-parallel CTA: seq <- the slot's sequence (num_seqs for the padding tail),
-    seq_end <- that sequence's end (its start for the tail). Returns the chunk's first token."""
-    find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi)
-    base = seq_bound(cu_seqlens, seq, num_tokens)
+    seq_end <- that sequence's end (its start for the tail). Returns the chunk's first token.
+
+    find_slot's search, keeping the bounds it reads: cu[seq] is the last bound that moved the interval's
+    start up (cu[0], loaded before the search, if none did) and cu[seq + 1] the last that moved its end down
+    (for seq < num_seqs the end started at num_seqs and moved at least once), so no dependent load follows
+    the search (two more round trips to memory before the chunk's loads could start)."""
+    base = T.alloc_var("int32")
+    seq = 0
+    hi = num_seqs
+    base = seq_bound(cu_seqlens, 0, num_tokens)
+    seq_end = base
+    while seq < hi:
+        mid_bound = seq_bound(cu_seqlens, (seq + hi + 1) // 2, num_tokens)
+        if mid_bound // BT + (seq + hi + 1) // 2 <= slot:
+            base = mid_bound
+            seq = (seq + hi + 1) // 2
+        else:
+            seq_end = mid_bound
+            hi = (seq + hi + 1) // 2 - 1
     if seq < num_seqs:
-        seq_end = T.max(seq_bound(cu_seqlens, seq + 1, num_tokens), base)
+        seq_end = T.max(seq_end, base)
     else:
         seq_end = base
     return base + (slot - (base // BT + seq)) * BT

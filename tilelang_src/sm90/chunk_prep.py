@@ -110,8 +110,12 @@ def gdn_chunk_prep_sm90(
                 beta_r = b_s[r]  # let-bound: outside the select's branches, one load per row (see Pg below)
                 kk[r, c] = T.if_then_else(r > c, beta_r * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
             T.copy(kk, t_s[:, 0:BT])
-            for r, c in T.Parallel(BT, BT):
-                inv_s[r, c] = T.if_then_else(r == c, 1.0, 0.0)
+            # the inverse's strictly upper 16-blocks are zeros; its diagonal blocks and everything below them are
+            # written whole by the solve and the merges (no identity to lay down first)
+            for r, c in T.Parallel(32, 32):
+                inv_s[r, 32 + c] = 0.0
+            for p, r, c in T.Parallel(2, 16, 16):
+                inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
 
             # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers
             # (the same operations in the same order as in shared memory, without its round trips)
