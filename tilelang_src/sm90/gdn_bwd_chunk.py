@@ -61,6 +61,7 @@ def gdn_bwd_chunk_sm90(
     # TileLang 0.1.15's batched reduction leaves its pack buffer undefined when lowered for sm_100a)
     async_loads: bool = True,  # the next v-head's V, dO, A of a full chunk by cp.async (False: element copies)
     stage_stores: bool = True,  # dv, dq, dk through dead shared buffers, stored in 16-byte row pieces
+    frag_writes: bool = True,  # C x C matrices formed in fragments that are free there, then copied to shared memory
 ):
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -274,10 +275,20 @@ def gdn_bwd_chunk_sm90(
                 T.gemm(q_s, k_s, pg, transpose_B=True, clear_accum=True)
                 for r, c in T.Parallel(BT, BT):
                     gm[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
-                for r, c in T.Parallel(BT, BT):
-                    pg[r, c] = scale * gm[r, c] * pg[r, c]
-                    ag_s[r, c] = T.cast(gm[r, c] * a_s[st, r, c] * b_s[c], dtype)
-                    pg_s[r, c] = T.cast(pg[r, c], dtype)
+                if frag_writes:
+                    # formed in registers and copied whole (stmatrix), not one 2-byte store per element from the
+                    # loop that forms them (the chunk prep's pattern, docs/fwd_profile.md); mat is free until dPg
+                    for r, c in T.Parallel(BT, BT):
+                        pg[r, c] = scale * gm[r, c] * pg[r, c]
+                    T.copy(pg, pg_s)
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = gm[r, c] * a_s[st, r, c] * b_s[c]
+                    T.copy(mat, ag_s)
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        pg[r, c] = scale * gm[r, c] * pg[r, c]
+                        ag_s[r, c] = T.cast(gm[r, c] * a_s[st, r, c] * b_s[c], dtype)
+                        pg_s[r, c] = T.cast(pg[r, c], dtype)
                 T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
                 # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
                 for r, c in T.Parallel(BT, V):
@@ -289,9 +300,18 @@ def gdn_bwd_chunk_sm90(
                 # ---- dPg = dO Vd^T: E's first part Pg * dPg (kept in fp32 shared memory until its second part),
                 # dP; dQ += dP K, dK += dP^T Q
                 T.gemm(do_s, vd_s, mat, transpose_B=True, clear_accum=True)
-                for r, c in T.Parallel(BT, BT):
-                    sq_s[r, c] = pg[r, c] * mat[r, c]
-                    dp_s[r, c] = T.cast(scale * gm[r, c] * mat[r, c], dtype)
+                if frag_writes:
+                    # pg's next value is E (below) and mat's is dAb: both are free after these products
+                    for r, c in T.Parallel(BT, BT):
+                        pg[r, c] = pg[r, c] * mat[r, c]
+                    T.copy(pg, sq_s[:, 0:BT])
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = scale * gm[r, c] * mat[r, c]
+                    T.copy(mat, dp_s)
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        sq_s[r, c] = pg[r, c] * mat[r, c]
+                        dp_s[r, c] = T.cast(scale * gm[r, c] * mat[r, c], dtype)
                 T.gemm(dp_s, k_s, dqf)  # dQ += dP K
                 T.gemm(dp_s, q_s, dkf, transpose_A=True)  # dK += dP^T Q
 
@@ -356,14 +376,22 @@ def gdn_bwd_chunk_sm90(
                 # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are taken from E in fp32
                 # shared memory (exact, no bf16 transpose; col_sums, in the order of the former transposed read)
                 T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
-                for r, c in T.Parallel(BT, BT):
-                    sq_s[r, c] = pg[r, c]
+                if frag_writes:
+                    T.copy(pg, sq_s[:, 0:BT])
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        sq_s[r, c] = pg[r, c]
                 for r in T.Parallel(BT):
                     er_s[r] = rows_c[r]
                 col_sums(sq_s, ec_s, cs, tx)
                 # dbeta_j = sum_i dAb_ij A_ij, the same way
-                for r, c in T.Parallel(BT, BT):
-                    sq_s[r, c] = mat[r, c] * a_s[st, r, c]
+                if frag_writes:
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = mat[r, c] * a_s[st, r, c]  # dAb's last use (mat's next value is A^T dA)
+                    T.copy(mat, sq_s[:, 0:BT])
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        sq_s[r, c] = mat[r, c] * a_s[st, r, c]
                 col_sums(sq_s, db1_s, cs, tx)
 
                 # ---- through the inverse: dL = strictLower(-A^T dA A^T), dKK = diag(beta) dL
@@ -371,10 +399,18 @@ def gdn_bwd_chunk_sm90(
                 T.copy(mat, pg_s)  # A^T dA (Pg's last read was dVd)
                 T.gemm(pg_s, a_s[st, :, :], mat, transpose_B=True, clear_accum=True)
                 T.gemm(k_s, k_s, pg, transpose_B=True, clear_accum=True)  # K K^T (E's sums are taken)
-                for r, c in T.Parallel(BT, BT):
-                    mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
-                    pg[r, c] = mat[r, c] * pg[r, c]
-                    sq_s[r, c] = b_s[r] * mat[r, c]  # dKK
+                if frag_writes:
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
+                        pg[r, c] = mat[r, c] * pg[r, c]
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = b_s[r] * mat[r, c]  # dKK (dL's last use)
+                    T.copy(mat, sq_s[:, 0:BT])
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
+                        pg[r, c] = mat[r, c] * pg[r, c]
+                        sq_s[r, c] = b_s[r] * mat[r, c]  # dKK
                 T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
                 for r in T.Parallel(BT):
                     db2_s[r] = rows_c[r]
