@@ -271,9 +271,6 @@ SPECS = {
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
                  combos=[], inputs=bwd_chunk_inputs, unit="us/launch"),
     # the chunk gradient with one of its load / store changes off (the flags of gdn_bwd_chunk_sm90)
-    "bwdc_sync": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
-                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, async_loads=False), fix=[], last_param="",
-                      ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
     "bwdc_nostage": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                          params=dict(dtype="bfloat16", K=128, V=128, BT=64, stage_stores=False), fix=[],
                          last_param="", ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch",

@@ -33,8 +33,8 @@ Loads overlap the previous v-head's tail: the next v-head's tiles go into buffer
 and the top of each iteration only waits. dS1's buffer dies after dVd's K dS1 (gamma_last <dS1, S0>'s row
 sums are taken at the top, right after the wait): the next dS1 is issued there (TMA, on dh_bar). After
 dAb's GEMM W's, dVg's and S0's buffers are dead: the next S0, V and dO are issued there, with the next A
-into the other stage of A's two-stage buffer (S0 by TMA on ld_bar; V, dO and A by cp.async for a full
-chunk, by element copies zero past the chunk's end otherwise) and the next g and beta by cp.async into a staging pair copied at the top. Every thread arrives once per v-head on each barrier, so each completes one phase per v-head.
+into the other stage of A's two-stage buffer (S0 by TMA on ld_bar; V, dO and A by element copies, zero
+past the chunk's end) and the next g and beta by cp.async into a staging pair copied at the top. Every thread arrives once per v-head on each barrier, so each completes one phase per v-head.
 Barriers: the row sums that cross the two warpgroups share one barrier pair for a thread's two rows
 (batched T.reduce_sum), and the column sums of E and dAb * A are taken from the fp32 shared matrix
 by 4 threads per column in the same butterfly order as the reduction of a transposed read, with two
@@ -59,7 +59,6 @@ def gdn_bwd_chunk_sm90(
     threads: int = 256,
     reduce_batch: int = 2,  # row sums per barrier pair of a cross-warpgroup reduction (1 for the sm100 family:
     # TileLang 0.1.15's batched reduction leaves its pack buffer undefined when lowered for sm_100a)
-    async_loads: bool = True,  # the next v-head's V, dO, A of a full chunk by cp.async (False: element copies)
     stage_stores: bool = True,  # dv, dq, dk through dead shared buffers, stored in 16-byte row pieces
     frag_writes: bool = True,  # C x C matrices formed in fragments that are free there, then copied to shared memory
 ):
@@ -72,29 +71,21 @@ def gdn_bwd_chunk_sm90(
 
     @T.macro
     def load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, stage, slot, t0, n_valid, hv, bar):
-        """S0, V, dO and A of v-head hv, completing on bar[0] (every thread arrives once): S0 by TMA; V, dO and
-        A of a full chunk by cp.async, the thread's arrival coming when its copies land (the consumer fences
-        the async proxy after its wait); of a partial chunk by element copies zero-filled past the chunk's end
-        (rows of the next sequence are never read, so its NaN/Inf cannot reach this chunk). The element copies
-        of full chunks staged every 16 bytes through registers: each warp waited for its loads right there,
-        in the middle of the current v-head (a tenth of the kernel's warp time, Nsight Compute, H200). TMA
-        for V, dO and A was tried: it read the next sequence's rows after a partial chunk (a NaN there
-        reached that chunk's gradients, tests/test_nonfinite.py) and was no faster (4.18 against 4.19 ms,
-        (16, 32) 8192x4)."""
+        """S0, V, dO and A of v-head hv, completing on bar[0] (every thread arrives once): S0 by TMA, the others
+        by element copies zero-filled past the chunk's end (rows of the next sequence are never read).
+        Tried and dropped: TMA for V, dO and A of full chunks (a NaN in the rows after a partial chunk reached
+        that chunk's gradients, tests/test_nonfinite.py, and no faster: 4.18 against 4.19 ms, (16, 32) 8192x4);
+        cp.async for full chunks with cp.async.mbarrier.arrive.noinc on bar (slower, 1131.7 against 1110.9 us
+        at (16, 64) 8192 tokens, and a NaN after a partial chunk again reached its dq, dk, dg, dbeta but not
+        its dv, on the H200 with the chunk's own loads masked: the cause was not found; branch next6, 2a855e4)."""
         T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
-        if async_loads and n_valid == BT:
-            T.async_copy(v[t0:t0 + BT, hv, 0:V], w_s)
-            T.async_copy(d_o[t0:t0 + BT, hv, 0:V], do_s)
-            T.async_copy(A[t0:t0 + BT, hv, 0:BT], a_s[stage, :, :])
-            T.cp_async_barrier_noinc(bar[0])
-        else:
-            for r, c in T.Parallel(BT, V):
-                w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
-                do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
-            for r, c in T.Parallel(BT, BT):
-                a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
-            T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
-            T.barrier_arrive(bar[0])
+        for r, c in T.Parallel(BT, V):
+            w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
+            do_s[r, c] = T.if_then_else(r < n_valid, d_o[t0 + r, hv, c], T.cast(0, dtype))
+        for r, c in T.Parallel(BT, BT):
+            a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+        T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
+        T.barrier_arrive(bar[0])
 
     @T.macro
     def load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv, tx):
@@ -259,8 +250,6 @@ def gdn_bwd_chunk_sm90(
                     b_s[tx] = bn_s[tx]
                 T.barrier_wait(dh_bar[0], jv % 2)
                 T.barrier_wait(ld_bar[0], jv % 2)
-                if async_loads:
-                    T.fence_proxy_async()  # V, dO and A may have come by cp.async (generic proxy); wgmma reads them
                 # gamma_last <dS1, S0>'s row sums first, so that S0's and dS1's buffers die early (the 64-register
                 # product here, where only dQ and dK are live)
                 for a, b in T.Parallel(K, V):
