@@ -22,30 +22,40 @@ def seq_bound(cu_seqlens, i, num_tokens):
 
 
 @T.macro
-def find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, lo: T.Ref, hi: T.Ref):
-    """lo <- the sequence that owns `slot` (num_seqs for the padding tail).
+def find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, lo: T.Ref, hi: T.Ref, start: T.Ref, end: T.Ref):
+    """lo <- the sequence that owns `slot` (num_seqs for the padding tail); start <- that sequence's first
+    token, end <- its end (its start for the tail), both clamped into [0, T] (end >= start).
 
-    `lo` and `hi` are int32 vars of the caller, used as the search interval.
+    `lo`, `hi`, `start` and `end` are int32 vars of the caller (`hi`: the search interval's end). The search
+    keeps the bounds it reads: cu[lo] is the last bound that moved the interval's start up (cu[0], loaded
+    before the search, if none did) and cu[lo + 1] the last that moved its end down (for lo < num_seqs the end
+    started at num_seqs and moved at least once), so no dependent load of cu_seqlens follows the search (two
+    more round trips to memory before a CTA's loads could start).
     """
     lo = 0
     hi = num_seqs
+    start = seq_bound(cu_seqlens, 0, num_tokens)
+    end = start
     # the interval halves each step: at most ceil(log2(num_seqs + 1)) steps, and the loop stops there (a fixed
     # 31-step loop with the test inside cost ~100 instructions per warp for one sequence)
     while lo < hi:
-        if seq_bound(cu_seqlens, (lo + hi + 1) // 2, num_tokens) // BT + (lo + hi + 1) // 2 <= slot:
+        mid_bound = seq_bound(cu_seqlens, (lo + hi + 1) // 2, num_tokens)
+        if mid_bound // BT + (lo + hi + 1) // 2 <= slot:
+            start = mid_bound
             lo = (lo + hi + 1) // 2
         else:
+            end = mid_bound
             hi = (lo + hi + 1) // 2 - 1
+    if lo < num_seqs:
+        end = T.max(end, start)
+    else:
+        end = start
 
 
 @T.macro
 def chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq: T.Ref, hi: T.Ref, seq_end: T.Ref):
     """For a chunk-parallel CTA: seq <- the slot's sequence (num_seqs for the padding tail),
     seq_end <- that sequence's end (its start for the tail). Returns the chunk's first token."""
-    find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi)
-    base = seq_bound(cu_seqlens, seq, num_tokens)
-    if seq < num_seqs:
-        seq_end = T.max(seq_bound(cu_seqlens, seq + 1, num_tokens), base)
-    else:
-        seq_end = base
+    base = T.alloc_var("int32")
+    find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, base, seq_end)
     return base + (slot - (base // BT + seq)) * BT

@@ -134,11 +134,16 @@ def gdn_bwd_dh_sm120(
                 # ---- Ag (in place over A) and Pg
                 T.gemm(q_s, k_s, p_frag, transpose_B=True, clear_accum=True)
                 for r, cc in T.Parallel(BT, BT):
-                    gm_frag[r, cc] = T.if_then_else(r >= cc, T.exp2((g_s[r] - g_s[cc]) * LOG2E), 0.0)
+                    gamma = T.exp2((g_s[r] - g_s[cc]) * LOG2E)  # let-bound: inside the select, a branch per element
+                    gm_frag[r, cc] = T.if_then_else(r >= cc, gamma, 0.0)
                 for r, cc in T.Parallel(BT, BT):
-                    a_s[r, cc] = T.cast(gm_frag[r, cc] * a_s[r, cc] * b_s[cc], dtype)
+                    p_frag[r, cc] = scale * gm_frag[r, cc] * p_frag[r, cc]
+                T.copy(p_frag, p_s)
+                # Ag in registers, then one copy over A: the loop that read and wrote a_s got a block barrier in
+                # each of its 8 unrolled steps (scripts/loop_barrier_audit.py)
                 for r, cc in T.Parallel(BT, BT):
-                    p_s[r, cc] = T.cast(scale * gm_frag[r, cc] * p_frag[r, cc], dtype)
+                    gm_frag[r, cc] = gm_frag[r, cc] * a_s[r, cc] * b_s[cc]
+                T.copy(gm_frag, a_s)
 
                 # ---- dVd = r * (K dS~) + Pg^T dO
                 T.gemm(k_s, ds_s, dvd_frag, clear_accum=True)
@@ -149,8 +154,10 @@ def gdn_bwd_dh_sm120(
 
                 # ---- dVg = -gamma * (Ag^T dVd), in place over dVd
                 T.gemm(a_s, dv_s, dw_frag, transpose_A=True, clear_accum=True)
+                # in registers, then one copy (a barrier per unrolled step otherwise, as above)
                 for r, cc in T.Parallel(BT, BV):
-                    dv_s[r, cc] = T.cast(-gam_s[r] * dw_frag[r, cc], dtype)
+                    dw_frag[r, cc] = -gam_s[r] * dw_frag[r, cc]
+                T.copy(dw_frag, dv_s)
 
                 # ---- scale * gamma * dO, in place over dO (its last reader was Pg^T dO)
                 for r, cc in T.Parallel(BT, BV):

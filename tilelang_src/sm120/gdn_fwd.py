@@ -144,17 +144,23 @@ def gdn_fwd_sm120(
                 # ---- P = Q K^T;  Ag = Gamma * A * beta_col;  p_s = scale * Gamma * P
                 T.gemm(q_s, k_s, p_frag, transpose_B=True, clear_accum=True)
                 for r, c in T.Parallel(BT, BT):
-                    gm_frag[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
-                for r, c in T.Parallel(BT, BT):
-                    a_s[r, c] = T.cast(gm_frag[r, c] * a_s[r, c] * b_s[c], dtype)
+                    gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)  # let-bound: inside the select, a branch per element
+                    gm_frag[r, c] = T.if_then_else(r >= c, gamma, 0.0)
                 for r, c in T.Parallel(BT, BT):
                     p_frag[r, c] *= scale * gm_frag[r, c]
                 T.copy(p_frag, p_s)
+                # Ag in registers, then one copy over A: the loop that read and wrote a_s got a block barrier in
+                # each of its 8 unrolled steps (scripts/loop_barrier_audit.py)
+                for r, c in T.Parallel(BT, BT):
+                    gm_frag[r, c] = gm_frag[r, c] * a_s[r, c] * b_s[c]
+                T.copy(gm_frag, a_s)
 
                 # ---- U = K S~;  W = V - gamma * U;  Vd = Ag W;  V' = r * Vd
                 T.gemm(k_s, st_s, acc, clear_accum=True)
+                # W in registers, then one copy over V (a barrier per step otherwise, as above)
                 for r, c in T.Parallel(BT, BV):
-                    w_s[r, c] = w_s[r, c] - gam_s[r] * acc[r, c]
+                    acc[r, c] = w_s[r, c] - gam_s[r] * acc[r, c]
+                T.copy(acc, w_s)
                 T.gemm(a_s, w_s, acc, clear_accum=True)
                 T.copy(acc, vd_s)
                 for r, c in T.Parallel(BT, BV):

@@ -110,8 +110,12 @@ def gdn_chunk_prep_sm90(
                 beta_r = b_s[r]  # let-bound: outside the select's branches, one load per row (see Pg below)
                 kk[r, c] = T.if_then_else(r > c, beta_r * kk[r, c], T.if_then_else(r == c, 1.0, 0.0))
             T.copy(kk, t_s[:, 0:BT])
-            for r, c in T.Parallel(BT, BT):
-                inv_s[r, c] = T.if_then_else(r == c, 1.0, 0.0)
+            # the inverse's strictly upper 16-blocks are zeros; its diagonal blocks and everything below them are
+            # written whole by the solve and the merges (no identity to lay down first)
+            for r, c in T.Parallel(32, 32):
+                inv_s[r, 32 + c] = 0.0
+            for p, r, c in T.Parallel(2, 16, 16):
+                inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
 
             # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers
             # (the same operations in the same order as in shared memory, without its round trips)
@@ -164,11 +168,14 @@ def gdn_chunk_prep_sm90(
             # inside it they were branches of their own that nvcc did not merge across the unrolled elements
             # (2 to 4 loads per element; docs/fwd_profile.md, last section)
             for r, c in T.Parallel(BT, BT):
-                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)  # the exp of a non-positive argument only
+                # unclamped, as the reference: for r < c (an exp of a positive argument, possibly inf) the select
+                # discards it; clamping the argument at 0 changed Gamma for r >= c when g > 0 (outside g's
+                # documented range, but not rejected)
+                gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)
                 kk[r, c] = T.if_then_else(r >= c, scale * gamma * kk[r, c], 0.0)
             T.copy(kk, pg_s)
             for r, c in T.Parallel(BT, BT):
-                gamma = T.exp2(T.min(g_s[r] - g_s[c], 0.0) * LOG2E)
+                gamma = T.exp2((g_s[r] - g_s[c]) * LOG2E)
                 a_beta = inv_s[r, c] * b_s[c]  # the upper triangle of inv_s holds zeros
                 kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
             T.copy(kk, ag_s)
@@ -176,13 +183,18 @@ def gdn_chunk_prep_sm90(
             # Z through Pg's buffer (its last read was that GEMM): stored in row pieces, not in the accumulator
             # layout's 4-byte pairs of 8 rows per warp store
             T.copy(kk, pg_s)
+            # A likewise, through Ag's buffer (also last read by that GEMM), in the q dtype: the same rounding as a
+            # cast at the store, and its store becomes 16-byte row pieces instead of 8-byte ones from fp32 rows
+            for r, c in T.Parallel(BT, BT):
+                kk[r, c] = inv_s[r, c]
+            T.copy(kk, ag_s)
 
             # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
             # NOTE: one condition per store; TileLang 0.1.15 merges the stores of an if/elif
             # pair into one unconditional store of an uninitialized value.
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
-                    A[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, inv_s[r, c], 0.0), dtype)
+                    A[t0 + r, hv, c] = T.if_then_else(r < n_valid, ag_s[r, c], T.cast(0, dtype))
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
                     z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pg_s[r, c], T.cast(0, dtype))

@@ -59,6 +59,8 @@ def gdn_bwd_chunk_sm90(
     threads: int = 256,
     reduce_batch: int = 2,  # row sums per barrier pair of a cross-warpgroup reduction (1 for the sm100 family:
     # TileLang 0.1.15's batched reduction leaves its pack buffer undefined when lowered for sm_100a)
+    stage_stores: bool = True,  # dv, dq, dk through dead shared buffers, stored in 16-byte row pieces
+    frag_writes: bool = True,  # C x C matrices formed in fragments that are free there, then copied to shared memory
 ):
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -69,10 +71,13 @@ def gdn_bwd_chunk_sm90(
 
     @T.macro
     def load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, stage, slot, t0, n_valid, hv, bar):
-        """S0, V, dO and A of v-head hv, completing on bar[0]: S0 by TMA, the others by element copies
-        zero-filled past the chunk's end (rows of the next sequence are never read). TMA for V, dO and A of
-        full chunks was tried: a NaN in the rows after a partial chunk then reached that chunk's gradients
-        (tests/test_nonfinite.py, H200), and it was no faster (4.18 against 4.19 ms, (16, 32) 8192x4)."""
+        """S0, V, dO and A of v-head hv, completing on bar[0] (every thread arrives once): S0 by TMA, the others
+        by element copies zero-filled past the chunk's end (rows of the next sequence are never read).
+        Tried and dropped: TMA for V, dO and A of full chunks (a NaN in the rows after a partial chunk reached
+        that chunk's gradients, tests/test_nonfinite.py, and no faster: 4.18 against 4.19 ms, (16, 32) 8192x4);
+        cp.async for full chunks with cp.async.mbarrier.arrive.noinc on bar (slower, 1131.7 against 1110.9 us
+        at (16, 64) 8192 tokens, and a NaN after a partial chunk again reached its dq, dk, dg, dbeta but not
+        its dv, on the H200 with the chunk's own loads masked: the cause was not found; branch next6, 2a855e4)."""
         T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
         for r, c in T.Parallel(BT, V):
             w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
@@ -80,6 +85,7 @@ def gdn_bwd_chunk_sm90(
         for r, c in T.Parallel(BT, BT):
             a_s[stage, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
         T.fence_proxy_async()  # generic-proxy writes, read by wgmma (async proxy)
+        T.barrier_arrive(bar[0])
 
     @T.macro
     def load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv, tx):
@@ -226,7 +232,6 @@ def gdn_bwd_chunk_sm90(
             T.tma_copy(dh[slot, hq * group, 0:K, 0:V], dh_s, barrier=dh_bar[0])
             T.barrier_arrive(dh_bar[0])
             load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, 0, slot, t0, n_valid, hq * group, ld_bar)
-            T.barrier_arrive(ld_bar[0])
             load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hq * group, tx)
             for r, c in T.Parallel(BT, K):
                 q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
@@ -259,10 +264,20 @@ def gdn_bwd_chunk_sm90(
                 T.gemm(q_s, k_s, pg, transpose_B=True, clear_accum=True)
                 for r, c in T.Parallel(BT, BT):
                     gm[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
-                for r, c in T.Parallel(BT, BT):
-                    pg[r, c] = scale * gm[r, c] * pg[r, c]
-                    ag_s[r, c] = T.cast(gm[r, c] * a_s[st, r, c] * b_s[c], dtype)
-                    pg_s[r, c] = T.cast(pg[r, c], dtype)
+                if frag_writes:
+                    # formed in registers and copied whole (stmatrix), not one 2-byte store per element from the
+                    # loop that forms them (the chunk prep's pattern, docs/fwd_profile.md); mat is free until dPg
+                    for r, c in T.Parallel(BT, BT):
+                        pg[r, c] = scale * gm[r, c] * pg[r, c]
+                    T.copy(pg, pg_s)
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = gm[r, c] * a_s[st, r, c] * b_s[c]
+                    T.copy(mat, ag_s)
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        pg[r, c] = scale * gm[r, c] * pg[r, c]
+                        ag_s[r, c] = T.cast(gm[r, c] * a_s[st, r, c] * b_s[c], dtype)
+                        pg_s[r, c] = T.cast(pg[r, c], dtype)
                 T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
                 # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
                 for r, c in T.Parallel(BT, V):
@@ -274,9 +289,18 @@ def gdn_bwd_chunk_sm90(
                 # ---- dPg = dO Vd^T: E's first part Pg * dPg (kept in fp32 shared memory until its second part),
                 # dP; dQ += dP K, dK += dP^T Q
                 T.gemm(do_s, vd_s, mat, transpose_B=True, clear_accum=True)
-                for r, c in T.Parallel(BT, BT):
-                    sq_s[r, c] = pg[r, c] * mat[r, c]
-                    dp_s[r, c] = T.cast(scale * gm[r, c] * mat[r, c], dtype)
+                if frag_writes:
+                    # pg's next value is E (below) and mat's is dAb: both are free after these products
+                    for r, c in T.Parallel(BT, BT):
+                        pg[r, c] = pg[r, c] * mat[r, c]
+                    T.copy(pg, sq_s[:, 0:BT])
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = scale * gm[r, c] * mat[r, c]
+                    T.copy(mat, dp_s)
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        sq_s[r, c] = pg[r, c] * mat[r, c]
+                        dp_s[r, c] = T.cast(scale * gm[r, c] * mat[r, c], dtype)
                 T.gemm(dp_s, k_s, dqf)  # dQ += dP K
                 T.gemm(dp_s, q_s, dkf, transpose_A=True)  # dK += dP^T Q
 
@@ -305,9 +329,18 @@ def gdn_bwd_chunk_sm90(
 
                 # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read)
                 T.gemm(ag_s, vd_s, acc, transpose_A=True, clear_accum=True)
-                for r, c in T.Parallel(BT, V):
-                    if r < n_store:
-                        dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
+                if stage_stores:
+                    # dv through dO's buffer (dO is no longer read; dVg goes there next) and stored in 16-byte row
+                    # pieces: from the accumulator, each 4-byte pair cost ~30 instructions of 64-bit index
+                    # arithmetic and guards (6% of the kernel's warp samples, Nsight Compute, H200)
+                    T.copy(acc, do_s)
+                    for r, c in T.Parallel(BT, V):
+                        if r < n_store:
+                            dv[t0 + r, hv, c] = T.if_then_else(r < n_valid, do_s[r, c], T.cast(0, dtype))
+                else:
+                    for r, c in T.Parallel(BT, V):
+                        if r < n_store:
+                            dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
                 # in registers, then one copy: a loop that also writes shared memory got a block barrier per
                 # iteration from TileLang's sync planner (16 per v-head)
                 for r, c in T.Parallel(BT, V):
@@ -325,7 +358,6 @@ def gdn_bwd_chunk_sm90(
                     T.sync_threads()  # W's, dVg's and S0's last reads (both warpgroups) are done
                     load_gate(g_cumsum, beta, gn_s, bn_s, t0, n_valid, last, num_tokens, hv + 1, tx)
                     load_vhead(h, v, d_o, A, h_s, w_s, do_s, a_s, 1 - st, slot, t0, n_valid, hv + 1, ld_bar)
-                    T.barrier_arrive(ld_bar[0])
                 for r, c in T.Parallel(BT, BT):
                     mat[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0) * mat[r, c]  # dAb
                     pg[r, c] = sq_s[r, c] + mat[r, c] * a_s[st, r, c] * b_s[c]  # E
@@ -333,14 +365,22 @@ def gdn_bwd_chunk_sm90(
                 # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are taken from E in fp32
                 # shared memory (exact, no bf16 transpose; col_sums, in the order of the former transposed read)
                 T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
-                for r, c in T.Parallel(BT, BT):
-                    sq_s[r, c] = pg[r, c]
+                if frag_writes:
+                    T.copy(pg, sq_s[:, 0:BT])
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        sq_s[r, c] = pg[r, c]
                 for r in T.Parallel(BT):
                     er_s[r] = rows_c[r]
                 col_sums(sq_s, ec_s, cs, tx)
                 # dbeta_j = sum_i dAb_ij A_ij, the same way
-                for r, c in T.Parallel(BT, BT):
-                    sq_s[r, c] = mat[r, c] * a_s[st, r, c]
+                if frag_writes:
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = mat[r, c] * a_s[st, r, c]  # dAb's last use (mat's next value is A^T dA)
+                    T.copy(mat, sq_s[:, 0:BT])
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        sq_s[r, c] = mat[r, c] * a_s[st, r, c]
                 col_sums(sq_s, db1_s, cs, tx)
 
                 # ---- through the inverse: dL = strictLower(-A^T dA A^T), dKK = diag(beta) dL
@@ -348,10 +388,18 @@ def gdn_bwd_chunk_sm90(
                 T.copy(mat, pg_s)  # A^T dA (Pg's last read was dVd)
                 T.gemm(pg_s, a_s[st, :, :], mat, transpose_B=True, clear_accum=True)
                 T.gemm(k_s, k_s, pg, transpose_B=True, clear_accum=True)  # K K^T (E's sums are taken)
-                for r, c in T.Parallel(BT, BT):
-                    mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
-                    pg[r, c] = mat[r, c] * pg[r, c]
-                    sq_s[r, c] = b_s[r] * mat[r, c]  # dKK
+                if frag_writes:
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
+                        pg[r, c] = mat[r, c] * pg[r, c]
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = b_s[r] * mat[r, c]  # dKK (dL's last use)
+                    T.copy(mat, sq_s[:, 0:BT])
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
+                        pg[r, c] = mat[r, c] * pg[r, c]
+                        sq_s[r, c] = b_s[r] * mat[r, c]  # dKK
                 T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
                 for r in T.Parallel(BT):
                     db2_s[r] = rows_c[r]
@@ -378,11 +426,22 @@ def gdn_bwd_chunk_sm90(
                         dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
 
             # ---- the qk-head's dq and dk: the group's sums, once, in q's dtype
-            for r, c in T.Parallel(BT, K):
-                if r < n_store:
-                    dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
-            for r, c in T.Parallel(BT, K):
-                if r < n_store:
-                    dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
+            if stage_stores:
+                # through Q's and K's buffers (dead after the loop), stored in 16-byte row pieces
+                T.copy(dqf, q_s)
+                T.copy(dkf, k_s)
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dq[t0 + r, hq, c] = T.if_then_else(r < n_valid, q_s[r, c], T.cast(0, dtype))
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dk[t0 + r, hq, c] = T.if_then_else(r < n_valid, k_s[r, c], T.cast(0, dtype))
+            else:
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
+                for r, c in T.Parallel(BT, K):
+                    if r < n_store:
+                        dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
 
     return gdn_bwd_chunk

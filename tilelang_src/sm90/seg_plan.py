@@ -28,7 +28,7 @@ fallback); the main-pass rows are the same as the forward's.
 
 import tilelang.language as T
 
-from common.seq_index import find_slot, seq_bound
+from common.seq_index import find_slot
 
 WARMUP_LOG_DECAY = -10.0
 LOAD_BATCH = 8  # chunk decays loaded together by one thread
@@ -57,6 +57,8 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
             tx = T.get_thread_binding()
             n = T.alloc_var("int32")
             hi = T.alloc_var("int32")
+            seq_start = T.alloc_var("int32")
+            seq_end = T.alloc_var("int32")
             acc = T.alloc_var(accum)
             count = T.alloc_var("int32")
             done = T.alloc_var("int32")
@@ -66,11 +68,9 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
                 seg = idx // HV
                 hv = idx % HV
                 num_seqs = N1 - 1
-                find_slot(cu_seqlens, num_seqs, num_tokens, seg, seg_tokens, n, hi)
+                find_slot(cu_seqlens, num_seqs, num_tokens, seg, seg_tokens, n, hi, seq_start, seq_end)
                 if hv == 0:
                     seg_seq[seg] = n
-                seq_start = seq_bound(cu_seqlens, n, num_tokens)
-                seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
                 num_chunks = T.ceildiv(seq_end - seq_start, BT)
                 seg_chunks = seg_tokens // BT
                 j = seg - (seq_start // seg_tokens + n)
