@@ -247,16 +247,18 @@ def versions(libs) -> dict:
 
 
 def shape_list(args):
-    if args.mode == "bwd" and not args.heads:
+    heads = [tuple(int(x) for x in h.split(",")) for h in args.heads] if args.heads else None
+    if args.mode == "bwd" and (heads is None or args.published_bwd):
         out = []
         for hqk, hv in BWD_HEADS:
+            if heads is not None and (hqk, hv) not in heads:
+                continue
             for tname, total in BWD_TOTALS.items():
                 for n in BWD_SPLITS:
                     base = total // n
                     out.append((f"hk{hqk}_hv{hv}", f"{tname}_{n}seq", hqk, hv, [base] * (n - 1) + [total - base * (n - 1)]))
         return out
-    heads = [tuple(int(x) for x in h.split(",")) for h in args.heads] if args.heads else \
-        [(hqk, hv) for _, hqk, hv in HEAD_CONFIGS]
+    heads = heads or [(hqk, hv) for _, hqk, hv in HEAD_CONFIGS]
     names = {(hqk, hv): name for name, hqk, hv in HEAD_CONFIGS}
     mixes = args.mixes or list(LENGTH_MIXES)
     return [(names.get(h, f"h{h[0]}/{h[1]}"), m, h[0], h[1], parse_lengths(m)) for h in heads for m in mixes]
@@ -268,6 +270,9 @@ def main() -> int:
                     help="fwd: forward only; bwd: the backward alone (after one untimed forward); "
                          "fwdbwd: one autograd training step")
     ap.add_argument("--heads", nargs="*", help="h_qk,h_v pairs (default: the 9 Qwen configurations)")
+    ap.add_argument("--published-bwd", action="store_true",
+                    help="--mode bwd with --heads: the published backward table's shapes (8k and 32k tokens in 1, 2, "
+                         "4, 8 sequences) of those heads, instead of the length mixes")
     ap.add_argument("--mixes", nargs="*", help="length mixes such as 1x32768 4096+28672 8192x4 or 100,200")
     ap.add_argument("--libs", default="flashqla,fla,flash_qla,flashinfer")
     ap.add_argument("--calls", type=int, default=20)
@@ -379,7 +384,7 @@ def markdown(info, mode, rows, libs) -> str:
                      f"{r.get('pct_floor', float('nan')):.0f}% |")
     lines += ["", summary(rows), ""]
     pub = published_bwd() if mode == "bwd" else {}
-    if pub and "flashqla" in libs:
+    if "flashqla" in libs and any((r["seqlens"], r["h_qk"], r["h_v"]) in pub for r in rows):
         lines += ["Context, not a same-run comparison: the published H200 backward times of FlashQLA and FLA "
                   "(published_h200.csv, FlashQLA's table; other machine and versions).", "",
                   "| model | seqlens | (h_qk, h_v) | flashqla | flash_qla published | fla published | "

@@ -1,0 +1,45 @@
+"""benchmarks/bench_gdn.py's shape selection and its markdown's published-context section (CPU only): the
+backward table of issue 5 is the published one (4 head configurations x 8k / 32k tokens in 1, 2, 4, 8
+sequences), selectable per head configuration; the context section appears only when rows match it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import bench_gdn  # noqa: E402
+
+
+def shapes(mode, heads=None, published_bwd=False, mixes=None):
+    return bench_gdn.shape_list(argparse.Namespace(mode=mode, heads=heads, published_bwd=published_bwd, mixes=mixes))
+
+
+def test_backward_default_is_the_published_table():
+    got = shapes("bwd")
+    assert len(got) == 32 and {(s[2], s[3]) for s in got} == {(16, 32), (8, 16), (4, 8), (2, 4)}
+    for _, name, _, _, lengths in got:
+        total, n = name.split("_")
+        assert sum(lengths) == {"8k": 8192, "32k": 32768}[total] and len(lengths) == int(n.rstrip("seq"))
+    assert {(s[1], s[2], s[3]) for s in got} == set(bench_gdn.published_bwd())
+
+
+def test_published_backward_per_head_configuration():
+    got = shapes("bwd", heads=["16,32", "2,4"], published_bwd=True)
+    assert len(got) == 16 and {(s[2], s[3]) for s in got} == {(16, 32), (2, 4)}
+    assert len(shapes("bwd", heads=["16,32"])) == 19  # without the flag: the forward's length mixes
+
+
+def _row(seqlens, hqk, hv, ms):
+    return {"model": "m", "seqlens": seqlens, "h_qk": hqk, "h_v": hv, "ms": {"flashqla": ms},
+            "graph": {"flashqla": True}, "floor_ms": 0.1}
+
+
+def test_context_section_only_with_matching_rows():
+    info = {"gpu": "X"}
+    matching = bench_gdn.markdown(info, "bwd", [_row("8k_1seq", 16, 32, 0.5)], ["flashqla"])
+    assert "Context, not a same-run comparison" in matching and "| m | 8k_1seq | (16, 32) | 0.500 |" in matching
+    other = bench_gdn.markdown(info, "bwd", [_row("1x8192", 16, 32, 0.5)], ["flashqla"])
+    assert "Context, not a same-run comparison" not in other
