@@ -282,6 +282,8 @@ def main() -> int:
     ap.add_argument("--render", default=None, metavar="JSON",
                     help="write --md from the JSON of an earlier run instead of measuring")
     args = ap.parse_args()
+    if args.published_bwd and args.mode != "bwd":
+        ap.error("--published-bwd selects backward shapes: use it with --mode bwd")
     if args.render:
         run = json.loads(Path(args.render).read_text())
         shown = list(dict.fromkeys(n for r in run["rows"] for n in r["ms"]))  # libraries, in row order
