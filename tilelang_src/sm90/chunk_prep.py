@@ -20,6 +20,7 @@ tail [cu[N], T) get gc = 0, A = 0 and Z = 0.
 
 import tilelang.language as T
 
+from common.chunk_store import store_chunk_rows
 from common.seq_index import chunk_of_slot
 
 LOG2E = 1.4426950408889634
@@ -189,15 +190,10 @@ def gdn_chunk_prep_sm90(
                 kk[r, c] = inv_s[r, c]
             T.copy(kk, ag_s)
 
-            # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail.
-            # NOTE: one condition per store; TileLang 0.1.15 merges the stores of an if/elif
-            # pair into one unconditional store of an uninitialized value.
-            for r, c in T.Parallel(BT, BT):
-                if r < n_store:
-                    A[t0 + r, hv, c] = T.if_then_else(r < n_valid, ag_s[r, c], T.cast(0, dtype))
-            for r, c in T.Parallel(BT, BT):
-                if r < n_store:
-                    z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pg_s[r, c], T.cast(0, dtype))
+            # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail (one condition per
+            # store, see store_chunk_rows)
+            store_chunk_rows(ag_s, A, t0, hv, n_valid, n_store, BT, BT, dtype)
+            store_chunk_rows(pg_s, z, t0, hv, n_valid, n_store, BT, BT, dtype)
             for r in T.Parallel(BT):
                 if r < n_store:
                     g_cumsum[t0 + r, hv] = T.if_then_else(r < n_valid, g_s[r], 0.0)

@@ -43,6 +43,7 @@ shuffles and no block barrier (that reduction cost 3 barriers per row).
 
 import tilelang.language as T
 
+from common.chunk_store import store_chunk_rows
 from common.seq_index import chunk_of_slot
 
 LOG2E = 1.4426950408889634
@@ -59,8 +60,6 @@ def gdn_bwd_chunk_sm90(
     threads: int = 256,
     reduce_batch: int = 2,  # row sums per barrier pair of a cross-warpgroup reduction (1 for the sm100 family:
     # TileLang 0.1.15's batched reduction leaves its pack buffer undefined when lowered for sm_100a)
-    stage_stores: bool = True,  # dv, dq, dk through dead shared buffers, stored in 16-byte row pieces
-    frag_writes: bool = True,  # C x C matrices formed in fragments that are free there, then copied to shared memory
 ):
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -264,20 +263,15 @@ def gdn_bwd_chunk_sm90(
                 T.gemm(q_s, k_s, pg, transpose_B=True, clear_accum=True)
                 for r, c in T.Parallel(BT, BT):
                     gm[r, c] = T.if_then_else(r >= c, T.exp2((g_s[r] - g_s[c]) * LOG2E), 0.0)
-                if frag_writes:
-                    # formed in registers and copied whole (stmatrix), not one 2-byte store per element from the
-                    # loop that forms them (the chunk prep's pattern, docs/fwd_profile.md); mat is free until dPg
-                    for r, c in T.Parallel(BT, BT):
-                        pg[r, c] = scale * gm[r, c] * pg[r, c]
-                    T.copy(pg, pg_s)
-                    for r, c in T.Parallel(BT, BT):
-                        mat[r, c] = gm[r, c] * a_s[st, r, c] * b_s[c]
-                    T.copy(mat, ag_s)
-                else:
-                    for r, c in T.Parallel(BT, BT):
-                        pg[r, c] = scale * gm[r, c] * pg[r, c]
-                        ag_s[r, c] = T.cast(gm[r, c] * a_s[st, r, c] * b_s[c], dtype)
-                        pg_s[r, c] = T.cast(pg[r, c], dtype)
+                # formed in registers and copied whole (stmatrix), not one 2-byte store per element from the loop
+                # that forms them (the chunk prep's pattern, docs/fwd_profile.md); mat is free until dPg. So are
+                # the other C x C matrices below (about 35 us of 1200 at (16, 64), H200_next6.md)
+                for r, c in T.Parallel(BT, BT):
+                    pg[r, c] = scale * gm[r, c] * pg[r, c]
+                T.copy(pg, pg_s)
+                for r, c in T.Parallel(BT, BT):
+                    mat[r, c] = gm[r, c] * a_s[st, r, c] * b_s[c]
+                T.copy(mat, ag_s)
                 T.gemm(k_s, h_s, u, clear_accum=True)  # U = K S0
                 # W in registers, then one copy: a shared read and write in one loop got a barrier per iteration
                 for r, c in T.Parallel(BT, V):
@@ -289,18 +283,13 @@ def gdn_bwd_chunk_sm90(
                 # ---- dPg = dO Vd^T: E's first part Pg * dPg (kept in fp32 shared memory until its second part),
                 # dP; dQ += dP K, dK += dP^T Q
                 T.gemm(do_s, vd_s, mat, transpose_B=True, clear_accum=True)
-                if frag_writes:
-                    # pg's next value is E (below) and mat's is dAb: both are free after these products
-                    for r, c in T.Parallel(BT, BT):
-                        pg[r, c] = pg[r, c] * mat[r, c]
-                    T.copy(pg, sq_s[:, 0:BT])
-                    for r, c in T.Parallel(BT, BT):
-                        mat[r, c] = scale * gm[r, c] * mat[r, c]
-                    T.copy(mat, dp_s)
-                else:
-                    for r, c in T.Parallel(BT, BT):
-                        sq_s[r, c] = pg[r, c] * mat[r, c]
-                        dp_s[r, c] = T.cast(scale * gm[r, c] * mat[r, c], dtype)
+                # pg's next value is E (below) and mat's is dAb: both are free after these products
+                for r, c in T.Parallel(BT, BT):
+                    pg[r, c] = pg[r, c] * mat[r, c]
+                T.copy(pg, sq_s[:, 0:BT])
+                for r, c in T.Parallel(BT, BT):
+                    mat[r, c] = scale * gm[r, c] * mat[r, c]
+                T.copy(mat, dp_s)
                 T.gemm(dp_s, k_s, dqf)  # dQ += dP K
                 T.gemm(dp_s, q_s, dkf, transpose_A=True)  # dK += dP^T Q
 
@@ -329,18 +318,10 @@ def gdn_bwd_chunk_sm90(
 
                 # ---- dv = Ag^T dVd;  dVg = -gamma * dv into dO's buffer (dO is no longer read)
                 T.gemm(ag_s, vd_s, acc, transpose_A=True, clear_accum=True)
-                if stage_stores:
-                    # dv through dO's buffer (dO is no longer read; dVg goes there next) and stored in 16-byte row
-                    # pieces: from the accumulator, each 4-byte pair cost ~30 instructions of 64-bit index
-                    # arithmetic and guards (6% of the kernel's warp samples, Nsight Compute, H200)
-                    T.copy(acc, do_s)
-                    for r, c in T.Parallel(BT, V):
-                        if r < n_store:
-                            dv[t0 + r, hv, c] = T.if_then_else(r < n_valid, do_s[r, c], T.cast(0, dtype))
-                else:
-                    for r, c in T.Parallel(BT, V):
-                        if r < n_store:
-                            dv[t0 + r, hv, c] = T.cast(T.if_then_else(r < n_valid, acc[r, c], 0.0), dtype)
+                # dv through dO's buffer (dO is no longer read; dVg goes there next): stored from the accumulator,
+                # the index arithmetic held 6% of the kernel's warp samples (Nsight Compute, H200)
+                T.copy(acc, do_s)
+                store_chunk_rows(do_s, dv, t0, hv, n_valid, n_store, BT, V, dtype)
                 # in registers, then one copy: a loop that also writes shared memory got a block barrier per
                 # iteration from TileLang's sync planner (16 per v-head)
                 for r, c in T.Parallel(BT, V):
@@ -365,22 +346,14 @@ def gdn_bwd_chunk_sm90(
                 # Gamma gate: dgc_i += sum_j E_ij - sum_j E_ji; the column sums are taken from E in fp32
                 # shared memory (exact, no bf16 transpose; col_sums, in the order of the former transposed read)
                 T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
-                if frag_writes:
-                    T.copy(pg, sq_s[:, 0:BT])
-                else:
-                    for r, c in T.Parallel(BT, BT):
-                        sq_s[r, c] = pg[r, c]
+                T.copy(pg, sq_s[:, 0:BT])
                 for r in T.Parallel(BT):
                     er_s[r] = rows_c[r]
                 col_sums(sq_s, ec_s, cs, tx)
                 # dbeta_j = sum_i dAb_ij A_ij, the same way
-                if frag_writes:
-                    for r, c in T.Parallel(BT, BT):
-                        mat[r, c] = mat[r, c] * a_s[st, r, c]  # dAb's last use (mat's next value is A^T dA)
-                    T.copy(mat, sq_s[:, 0:BT])
-                else:
-                    for r, c in T.Parallel(BT, BT):
-                        sq_s[r, c] = mat[r, c] * a_s[st, r, c]
+                for r, c in T.Parallel(BT, BT):
+                    mat[r, c] = mat[r, c] * a_s[st, r, c]  # dAb's last use (mat's next value is A^T dA)
+                T.copy(mat, sq_s[:, 0:BT])
                 col_sums(sq_s, db1_s, cs, tx)
 
                 # ---- through the inverse: dL = strictLower(-A^T dA A^T), dKK = diag(beta) dL
@@ -388,18 +361,12 @@ def gdn_bwd_chunk_sm90(
                 T.copy(mat, pg_s)  # A^T dA (Pg's last read was dVd)
                 T.gemm(pg_s, a_s[st, :, :], mat, transpose_B=True, clear_accum=True)
                 T.gemm(k_s, k_s, pg, transpose_B=True, clear_accum=True)  # K K^T (E's sums are taken)
-                if frag_writes:
-                    for r, c in T.Parallel(BT, BT):
-                        mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
-                        pg[r, c] = mat[r, c] * pg[r, c]
-                    for r, c in T.Parallel(BT, BT):
-                        mat[r, c] = b_s[r] * mat[r, c]  # dKK (dL's last use)
-                    T.copy(mat, sq_s[:, 0:BT])
-                else:
-                    for r, c in T.Parallel(BT, BT):
-                        mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
-                        pg[r, c] = mat[r, c] * pg[r, c]
-                        sq_s[r, c] = b_s[r] * mat[r, c]  # dKK
+                for r, c in T.Parallel(BT, BT):
+                    mat[r, c] = T.if_then_else(r > c, -mat[r, c], 0.0)  # dL
+                    pg[r, c] = mat[r, c] * pg[r, c]
+                for r, c in T.Parallel(BT, BT):
+                    mat[r, c] = b_s[r] * mat[r, c]  # dKK (dL's last use)
+                T.copy(mat, sq_s[:, 0:BT])
                 T.reduce_sum(pg, rows_c, dim=1, batch=reduce_batch)
                 for r in T.Parallel(BT):
                     db2_s[r] = rows_c[r]
@@ -426,22 +393,10 @@ def gdn_bwd_chunk_sm90(
                         dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
 
             # ---- the qk-head's dq and dk: the group's sums, once, in q's dtype
-            if stage_stores:
-                # through Q's and K's buffers (dead after the loop), stored in 16-byte row pieces
-                T.copy(dqf, q_s)
-                T.copy(dkf, k_s)
-                for r, c in T.Parallel(BT, K):
-                    if r < n_store:
-                        dq[t0 + r, hq, c] = T.if_then_else(r < n_valid, q_s[r, c], T.cast(0, dtype))
-                for r, c in T.Parallel(BT, K):
-                    if r < n_store:
-                        dk[t0 + r, hq, c] = T.if_then_else(r < n_valid, k_s[r, c], T.cast(0, dtype))
-            else:
-                for r, c in T.Parallel(BT, K):
-                    if r < n_store:
-                        dq[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dqf[r, c], 0.0), dtype)
-                for r, c in T.Parallel(BT, K):
-                    if r < n_store:
-                        dk[t0 + r, hq, c] = T.cast(T.if_then_else(r < n_valid, dkf[r, c], 0.0), dtype)
+            # through Q's and K's buffers (dead after the loop)
+            T.copy(dqf, q_s)
+            T.copy(dkf, k_s)
+            store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
+            store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
 
     return gdn_bwd_chunk
