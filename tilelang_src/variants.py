@@ -95,10 +95,19 @@ PROGRAMS = {
 
 
 # dtype-independent kernels of the sequential passes (segments, context parallelism); no wgmma-specific
-# code: the same programs serve every family (their GEMMs become mma.sync off Hopper)
+# code: the same programs serve every family (their GEMMs become mma.sync off Hopper), with the parameters below
 _HELPER_PROGRAMS = {
     "gdn_seg_plan": ("sm90.seg_plan", "gdn_seg_plan_sm90", dict(BT=64), ()),
     "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
+}
+# per family where they differ: the sm120 family's blocks get at most 99 KB of shared memory, so its correction
+# walk loads each step's M and E itself (the prefetch buffers take 96 KB more)
+HELPER_PROGRAMS = {
+    "sm90": _HELPER_PROGRAMS,
+    "sm100": _HELPER_PROGRAMS,
+    "sm120": {**_HELPER_PROGRAMS,
+              "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90",
+                                 dict(K=128, V=128, BT=64, BV=64, prefetch=False), (("bv", 64),))},
 }
 
 
@@ -118,7 +127,7 @@ def _family_variants(family: str, arch: str) -> list[Variant]:
         for kernel, module, factory, params, key in programs:
             rows.append(Variant(arch, family, kernel, module, factory, params=dict(dtype=dtype, **params),
                                 key=(("dtype", short),) + key))
-    for kernel, (module, factory, params, key) in _HELPER_PROGRAMS.items():
+    for kernel, (module, factory, params, key) in HELPER_PROGRAMS[family].items():
         rows.append(Variant(arch, family, kernel, module, factory, params=dict(params), key=key))
     return rows
 

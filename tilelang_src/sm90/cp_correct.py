@@ -9,7 +9,8 @@ where E_j = cp_out[slot_j] is segment j's end state computed from zero (over its
 |plan_j| chunks) and M_j = cp_out[num_segs + slot_j] its transition matrix (written only for
 the fallback segments, plan_j < 0). S_{j+1} is written to cp_h0[slot_j + 1]. The product
 M_j S_j runs on tensor cores in three bf16 products (hi*hi + hi*lo + lo*hi of the bf16
-split x = hi + lo), which keeps about 16 bits of the fp32 operands.
+split x = hi + lo), which keeps about 16 bits of the fp32 operands. M_{j+1} and E_{j+1} are fetched by
+cp.async while step j computes (the walk is a chain: one round trip per step was most of a step).
 
 With `reverse` != 0 it serves the backward (gdn_bwd_dh.py; seg_plan.py's reverse tables): it walks
 the segments from last to first, with h0 = dht (the final-state gradient), E_j the gradient at
@@ -27,7 +28,9 @@ from common.segments import load_state
 from common.seq_index import seq_bound
 
 
-def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
+def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True):
+    """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
+    off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E)."""
     NV = V // BV
     HV = T.dynamic("num_v_heads")
     N1 = T.dynamic("num_seqs_plus_one")
@@ -69,33 +72,62 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
             sl_s = T.alloc_shared((K, BV), half)
             s_frag = T.alloc_fragment((K, BV), accum)
             ms_frag = T.alloc_fragment((K, BV), accum)
+            num_steps = T.max(num_segs - 1, 0)
+            if prefetch:
+                # step 0's M and E by cp.async; each step issues the next step's M once its split has read m32_s
+                # and the next E once its own E is read, so the walk's one round trip to memory per step (64 KB
+                # of M and 32 KB of E) overlaps the step's products instead of preceding them
+                m32_s = T.alloc_shared((K, K), accum)  # the next step's M, landing by cp.async
+                e_s = T.alloc_shared((K, BV), accum)  # the next step's E, landing by cp.async
+                if num_steps > 0:
+                    j0 = T.if_then_else(reverse != 0, last_j, 0)
+                    T.async_copy(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s)
+                    T.async_copy(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s)
 
             if use_h0 != 0:
                 load_state(s_frag, h0, n, hv, v0, state_v_first, K, BV)
             else:
                 T.clear(s_frag)
-            for jj in T.serial(T.max(num_segs - 1, 0)):
+            for jj in T.serial(num_steps):
                 j = T.if_then_else(reverse != 0, last_j - jj, jj)
                 slot = first + j
                 plan = cp_plan[slot, hv]
                 # M_j S_j, computed for every segment (a branch on the plan would move the
                 # block-wide syncs of the products out of it) and used for the fallback ones;
                 # M_j is only written for those, so the selection below must not multiply
-                # (one global read of M per element: hi and lo from the same register)
-                for a, c in T.Parallel(K, K):
-                    m_val = cp_out[NSEG + slot, hv, a, c]
-                    mh_s[a, c] = T.cast(m_val, half)
-                    ml_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
+                # (one read of M per element: hi and lo from the same register)
+                if prefetch:
+                    T.ptx_wait_group(0)  # this thread's copies of M_j and E_j
+                    T.sync_threads()  # everyone's
+                    for a, c in T.Parallel(K, K):
+                        m_val = m32_s[a, c]
+                        mh_s[a, c] = T.cast(m_val, half)
+                        ml_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
+                else:
+                    for a, c in T.Parallel(K, K):
+                        m_val = cp_out[NSEG + slot, hv, a, c]
+                        mh_s[a, c] = T.cast(m_val, half)
+                        ml_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
                 for a, b in T.Parallel(K, BV):
                     sh_s[a, b] = T.cast(s_frag[a, b], half)
                 # the low part from registers (sh_s holds exactly the high part): a loop that read sh_s and wrote
                 # sl_s got a block barrier per iteration from TileLang's sync planner
                 for a, b in T.Parallel(K, BV):
                     sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
+                if prefetch:
+                    T.sync_threads()  # m32_s is read: the next M may land there
+                    if jj + 1 < num_steps:
+                        T.async_copy(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s)
                 T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
                 T.gemm(mh_s, sl_s, ms_frag)
                 T.gemm(ml_s, sh_s, ms_frag)
-                T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
+                if prefetch:
+                    T.copy(e_s, s_frag)
+                    T.sync_threads()  # e_s is read: the next E may land there
+                    if jj + 1 < num_steps:
+                        T.async_copy(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s)
+                else:
+                    T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
                 for a, b in T.Parallel(K, BV):
                     s_frag[a, b] += T.if_then_else(plan < 0, ms_frag[a, b], 0.0)
                 T.copy(s_frag, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV])
