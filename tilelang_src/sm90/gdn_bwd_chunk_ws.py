@@ -1,0 +1,470 @@
+"""Per-chunk gradients of the GDN backward (SM90), warp specialized: the same work and outputs as
+gdn_bwd_chunk.py (its docstring has the math), one CTA per (chunk slot, qk-head) walking the group's
+v-heads, with the GEMMs no longer split over both warpgroups behind block barriers but split by chain:
+
+  WA (warpgroup 0, holds dQ): P = Q K^T, Pg, Ag -> dO S0^T (dQ's state part) -> U = K S0, W -> Vd = Ag W
+      -> dPg = dO Vd^T, E's first part, dP -> dQ += dP K -> dAb = Gamma * (dVd W^T), E, dA, dbeta's
+      first part -> dL = strictLower(-A^T dA A^T), K K^T, dbeta's second part, dKs = dKK + dKK^T
+      -> the v-head's dg and dbeta.
+  WK (warpgroup 1, holds dK): K dS1 -> (Pg) dVd = r * (K dS1) + Pg^T dO -> <S0, dS1> -> (Vd) dK_r
+      -> (dP) dK += dP^T Q -> (Ag) dv = Ag^T dVd, stored; dVg = -gamma * dv -> dK += dVg S0^T
+      -> (dKs) dK += dKs K.
+  WP (warpgroup 2): one warp per input: S0 and dS1 by TMA; V, dO; A, g and beta (two stages); Q and K
+      once. Element copies zero-filled past the chunk's end (gdn_bwd_chunk.py: TMA for these leaked a NaN
+      of the next sequence into a partial chunk; the cause was not found).
+
+Each GEMM is one warpgroup's 64-row wgmma over the whole N, so the row sums of a C x V fragment stay
+inside a quad (no cross-warpgroup reduction, no block barrier). Every hand-off between the warpgroups is
+an mbarrier completing one phase per v-head (parity jv % 2); a buffer's next writer waits on its
+readers' barrier of the previous v-head (parity (jv + 1) % 2, which a fresh barrier passes at jv = 0).
+
+Shared memory is single-buffered but for A, g and beta (two stages), as in gdn_bwd_chunk.py; buffers are
+reused by hand where shape and dtype match: V's holds W, dO's holds dv then dVg (WK, after WA's last dO
+read), Pg's holds A^T dA, Ag's holds dA, dP's holds dKs.
+"""
+
+import tilelang.language as T
+
+from common.chunk_store import store_chunk_rows
+from common.seq_index import chunk_of_slot
+
+LOG2E = 1.4426950408889634
+ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrix (bank spread, see gdn_bwd_chunk.py)
+
+
+def gdn_bwd_chunk_ws_sm90(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    V: int = 128,
+    # kernel config
+    BT: int = 64,
+    regs: tuple = (240, 232, 40),  # set_max_nreg of WA, WK, WP (sum 512: 65536 registers for 3 x 128 threads)
+):
+    assert sum(regs) == 512
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NH = T.dynamic("num_h_slots")
+    accum = "float32"
+
+    @T.macro
+    def col_sums(src, out, cs, tx):
+        """out[j] = sum_i src[i, j] of the fp32 C x C shared matrix: thread j < BT of the warpgroup walks
+        column j (a warp's 32 columns of one row fall in 32 banks), 8 partial sums then a tree."""
+        if tx < BT:
+            for m in T.unroll(8):
+                cs[m] = src[m, tx]
+            for i in T.unroll(BT // 8 - 1):
+                for m in T.unroll(8):
+                    cs[m] = cs[m] + src[8 * (i + 1) + m, tx]
+            for m in T.unroll(4):
+                cs[m] = cs[m] + cs[m + 4]
+            cs[0] = cs[0] + cs[2]
+            cs[1] = cs[1] + cs[3]
+            out[tx] = cs[0] + cs[1]
+
+    @T.macro
+    def copy_rows(src, dst, t0, head, n_valid, width):
+        """dst[r, c] <- src[t0 + r, head, c] for the chunk's rows, 0 past n_valid, by one warp, a quarter of
+        the rows per step: 8 loads of 16 bytes in flight per thread fit the producer's registers (the whole
+        tile at once held 32 and spilled)."""
+        for qtr in T.serial(4):
+            for r, c in T.Parallel(BT // 4, width):
+                row = qtr * (BT // 4) + r
+                dst[row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
+
+    @T.prim_func
+    def gdn_bwd_chunk_ws(
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
+        v: T.Tensor((num_tokens, HV, V), dtype),
+        d_o: T.Tensor((num_tokens, HV, V), dtype),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        h: T.Tensor((NH, HV, K, V), dtype),
+        dh: T.Tensor((NH, HV, K, V), dtype),
+        dq: T.Tensor((num_tokens, H, K), dtype),  # summed over the group of v-heads
+        dk: T.Tensor((num_tokens, H, K), dtype),  # summed over the group of v-heads
+        dv: T.Tensor((num_tokens, HV, V), dtype),
+        dg: T.Tensor((num_tokens, HV), accum),
+        dbeta: T.Tensor((num_tokens, HV), accum),
+        scale: T.float32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
+    ):
+        with T.Kernel(NH, H, threads=384) as (slot, hq):
+            num_seqs = N1 - 1
+            seq = T.alloc_var("int32", init=0)
+            hi = T.alloc_var("int32", init=0)
+            seq_end = T.alloc_var("int32", init=0)
+            t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
+            n_valid = T.max(T.min(seq_end - t0, BT), 0)
+            n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
+            n_store = T.max(n_valid, n_tail)
+            last = T.max(n_valid - 1, 0)
+
+            # inputs (WP)
+            q_s = T.alloc_shared((BT, K), dtype)
+            k_s = T.alloc_shared((BT, K), dtype)
+            h_s = T.alloc_shared((K, V), dtype)  # S~0
+            dh_s = T.alloc_shared((K, V), dtype)  # dS~1
+            w_s = T.alloc_shared((BT, V), dtype)  # V, then W (WA)
+            do_s = T.alloc_shared((BT, V), dtype)  # dO, then dv and dVg (WK)
+            a_s = T.alloc_shared((2, BT, BT), dtype)
+            g_s = T.alloc_shared((2, BT), accum)
+            b_s = T.alloc_shared((2, BT), accum)
+            # hand-offs
+            pg_s = T.alloc_shared((BT, BT), dtype)  # Pg (WA -> WK), then A^T dA (WA)
+            ag_s = T.alloc_shared((BT, BT), dtype)  # Ag (WA -> WK), then dA (WA)
+            dp_s = T.alloc_shared((BT, BT), dtype)  # dP, then dKs = dKK + dKK^T (WA -> WK)
+            vd_s = T.alloc_shared((BT, V), dtype)  # Vd (WA -> WK)
+            dvd_s = T.alloc_shared((BT, V), dtype)  # dVd (WK -> WA)
+            sq_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # E's first part, E, dAb * A, dKK (WA)
+            # per-row vectors: WA's, WK's, and WK -> WA (two stages by v-head parity)
+            gam_a = T.alloc_shared((BT,), accum)
+            gam_k = T.alloc_shared((BT,), accum)
+            rr_k = T.alloc_shared((BT,), accum)
+            gq_s = T.alloc_shared((BT,), accum)  # sum_k Q * dQ_state
+            er_s = T.alloc_shared((BT,), accum)  # sum_j E_ij
+            ec_s = T.alloc_shared((BT,), accum)  # sum_j E_ji
+            db1_s = T.alloc_shared((BT,), accum)  # sum_i dAb_ij A_ij
+            db2_s = T.alloc_shared((BT,), accum)  # sum_j dL_ij (K K^T)_ij
+            dgc_s = T.alloc_shared((BT,), accum)
+            gu_s = T.alloc_shared((2, BT), accum)  # sum_k K * (dVg S0^T)   (WK)
+            ka_s = T.alloc_shared((2, BT), accum)  # sum_k K * dK_r         (WK)
+            hs_s = T.alloc_shared((2, K), accum)  # row sums of S0 * dS1   (WK)
+
+            # WA's fragments
+            pa = T.alloc_fragment((BT, BT), accum)  # scale * Gamma * P (held until E's first part), E, dL * K K^T
+            ma = T.alloc_fragment((BT, BT), accum)  # Ag, dPg, dAb, A^T dA, dL
+            acc_a = T.alloc_fragment((BT, V), accum)
+            dqf = T.alloc_fragment((BT, K), accum)
+            rows_a = T.alloc_fragment((BT,), accum)
+            rows_ac = T.alloc_fragment((BT,), accum)
+            # WK's fragments
+            acc_k = T.alloc_fragment((BT, V), accum)
+            dkf = T.alloc_fragment((BT, K), accum)
+            rows_k = T.alloc_fragment((BT,), accum)
+            hprod = T.alloc_fragment((K // 4, V), accum)
+            hsum = T.alloc_fragment((K // 4,), accum)
+            dgl = T.alloc_var(accum)
+            cs = T.alloc_local((8,), accum)  # partial column sums (col_sums)
+
+            # WP -> consumers (one phase per v-head; bar_ab per stage; bar_qk once)
+            bar_qk = T.alloc_barrier(64)  # Q's warp and K's warp
+            bar_h = T.alloc_barrier(32)
+            bar_dh = T.alloc_barrier(32)
+            bar_v = T.alloc_barrier(32)
+            bar_do = T.alloc_barrier(32)
+            bar_ab = T.alloc_barrier([32, 32])
+            # consumers -> WP
+            h_free = T.alloc_barrier(256)  # S0 read (WA, WK)
+            dh_free = T.alloc_barrier(128)  # dS1 read (WK)
+            v_free = T.alloc_barrier(128)  # W read (WA)
+            do_free = T.alloc_barrier(128)  # dVg read (WK; WA's dO reads come before WK's dv, see do_read)
+            ab_free = T.alloc_barrier([256, 256])  # A, g, beta of a stage read (WA, WK)
+            # WA -> WK
+            bar_pg = T.alloc_barrier(128)
+            bar_ag = T.alloc_barrier(128)
+            bar_vd = T.alloc_barrier(128)
+            bar_dp = T.alloc_barrier(128)
+            bar_dks = T.alloc_barrier(128)
+            do_read = T.alloc_barrier(128)  # WA's last dO read (WK may write dv there)
+            dvd_read = T.alloc_barrier(128)  # WA's dVd read (WK may write the next dVd)
+            # WK -> WA
+            bar_dvd = T.alloc_barrier(128)
+            bar_kg = T.alloc_barrier(128)  # gu, ka, hs of the v-head written
+            ag_read = T.alloc_barrier(128)  # Ag read (WA may write dA)
+            vd_read = T.alloc_barrier(128)  # Vd read (WA may write the next Vd)
+            dp_read = T.alloc_barrier(128)  # dP read (WA may write dKs)
+            dks_read = T.alloc_barrier(128)  # dKs read (WA may write the next dP)
+            fin = T.alloc_barrier(256)  # both warpgroups done with Q and K (dq, dk staged there)
+
+            tx = T.get_thread_binding()
+
+            if tx < 128:
+                # ================= WA: Pg, Ag, W, Vd, dP, dQ, E, dA, dL, dKs, dg, dbeta
+                T.set_max_nreg(regs[0], 1)
+                T.clear(dqf)
+                T.barrier_wait(bar_qk[0], 0)
+                for jv in T.serial(group):
+                    hv = hq * group + jv
+                    st = jv % 2
+                    ph = jv % 2
+                    T.barrier_wait(bar_ab[st], (jv // 2) % 2)
+                    for r in T.Parallel(BT):
+                        gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
+                    # ---- P, Pg (held in pa until E's first part), Ag
+                    T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
+                    for r, c in T.Parallel(BT, BT):
+                        gr = g_s[st, r]
+                        gc = g_s[st, c]
+                        pa[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * pa[r, c]
+                    T.copy(pa, pg_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_pg[0])
+                    for r, c in T.Parallel(BT, BT):
+                        gr = g_s[st, r]
+                        gc = g_s[st, c]
+                        bc = b_s[st, c]
+                        ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
+                    T.copy(ma, ag_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_ag[0])
+
+                    # ---- dQ's state part scale * gamma * (dO S0^T); its row products with Q (a gate)
+                    T.barrier_wait(bar_h[0], ph)
+                    T.barrier_wait(bar_do[0], ph)
+                    T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
+                    for r, c in T.Parallel(BT, K):
+                        acc_a[r, c] *= scale * gam_a[r]
+                    for r, c in T.Parallel(BT, K):
+                        dqf[r, c] += acc_a[r, c]
+                        acc_a[r, c] = acc_a[r, c] * q_s[r, c]
+                    T.reduce_sum(acc_a, rows_a, dim=1)
+                    for r in T.Parallel(BT):
+                        gq_s[r] = rows_a[r]
+
+                    # ---- U = K S0, W = V - gamma * U into V's buffer
+                    T.gemm(k_s, h_s, acc_a, clear_accum=True)
+                    T.barrier_arrive(h_free[0])
+                    T.barrier_wait(bar_v[0], ph)
+                    for r, c in T.Parallel(BT, V):
+                        acc_a[r, c] = w_s[r, c] - gam_a[r] * acc_a[r, c]
+                    T.copy(acc_a, w_s)
+                    # ---- Vd = Ag W
+                    T.gemm(ag_s, w_s, acc_a, clear_accum=True)
+                    T.barrier_wait(vd_read[0], (jv + 1) % 2)
+                    T.copy(acc_a, vd_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_vd[0])
+
+                    # ---- dPg = dO Vd^T: E's first part Pg * dPg, dP = scale * Gamma * dPg; dQ += dP K
+                    T.gemm(do_s, vd_s, ma, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(do_read[0])
+                    for r, c in T.Parallel(BT, BT):
+                        pa[r, c] = pa[r, c] * ma[r, c]
+                    T.copy(pa, sq_s[:, 0:BT])
+                    for r, c in T.Parallel(BT, BT):
+                        gr = g_s[st, r]
+                        gc = g_s[st, c]
+                        ma[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
+                    T.barrier_wait(dks_read[0], (jv + 1) % 2)
+                    T.copy(ma, dp_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dp[0])
+                    T.gemm(dp_s, k_s, dqf)
+
+                    # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Ag's buffer
+                    T.barrier_wait(bar_dvd[0], ph)
+                    T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(dvd_read[0])
+                    T.barrier_arrive(v_free[0])
+                    T.barrier_wait(ag_read[0], ph)
+                    for r, c in T.Parallel(BT, BT):
+                        gr = g_s[st, r]
+                        gc = g_s[st, c]
+                        bc = b_s[st, c]
+                        ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
+                        pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
+                    for r, c in T.Parallel(BT, BT):
+                        pa_c = ma[r, c] * b_s[st, c]
+                        ag_s[r, c] = T.cast(pa_c, dtype)
+                    # Gamma gate: row sums of E here, its column sums from fp32 shared memory
+                    T.reduce_sum(pa, rows_ac, dim=1)
+                    for r in T.Parallel(BT):
+                        er_s[r] = rows_ac[r]
+                    T.copy(pa, sq_s[:, 0:BT])
+                    col_sums(sq_s, ec_s, cs, tx)
+                    for r, c in T.Parallel(BT, BT):
+                        ma[r, c] = ma[r, c] * a_s[st, r, c]
+                    T.copy(ma, sq_s[:, 0:BT])
+                    col_sums(sq_s, db1_s, cs, tx)
+
+                    # ---- dL = strictLower(-A^T dA A^T); dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T
+                    T.gemm(a_s[st, :, :], ag_s, ma, transpose_A=True, clear_accum=True)
+                    T.copy(ma, pg_s)
+                    T.gemm(pg_s, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
+                    T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
+                    for r, c in T.Parallel(BT, BT):
+                        ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
+                        pa[r, c] = ma[r, c] * pa[r, c]
+                    for r, c in T.Parallel(BT, BT):
+                        ma[r, c] = b_s[st, r] * ma[r, c]
+                    T.copy(ma, sq_s[:, 0:BT])
+                    T.reduce_sum(pa, rows_ac, dim=1)
+                    for r in T.Parallel(BT):
+                        db2_s[r] = rows_ac[r]
+                    T.barrier_wait(dp_read[0], ph)
+                    for r, c in T.Parallel(BT, BT):
+                        dp_s[r, c] = T.cast(sq_s[r, c] + sq_s[c, r], dtype)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dks[0])
+
+                    # ---- the v-head's dg and dbeta (whole-chunk terms on the last real token)
+                    T.barrier_wait(bar_kg[0], ph)
+                    for r in T.Parallel(BT):
+                        dgc_s[r] = T.if_then_else(
+                            r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
+                    if tx == last:
+                        dgl = dgc_s[last]
+                        for j in T.serial(K):
+                            dgl = dgl + gam_a[BT - 1] * hs_s[st, j]
+                        for j in T.serial(BT):
+                            dgl = dgl + ka_s[st, j]
+                        dgc_s[last] = dgl
+                    T.cumsum(dgc_s, dim=0, reverse=True)
+                    for r in T.Parallel(BT):
+                        if r < n_store:
+                            dg[t0 + r, hv] = T.if_then_else(r < n_valid, dgc_s[r], 0.0)
+                            dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
+                    T.barrier_arrive(ab_free[st])
+
+                T.barrier_arrive(fin[0])
+                T.barrier_wait(fin[0], 0)
+                T.copy(dqf, q_s)
+                store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
+
+            elif tx < 256:
+                # ================= WK: dVd, dv, dVg, dK
+                T.set_max_nreg(regs[1], 1)
+                T.clear(dkf)
+                T.barrier_wait(bar_qk[0], 0)
+                for jv in T.serial(group):
+                    hv = hq * group + jv
+                    st = jv % 2
+                    ph = jv % 2
+                    T.barrier_wait(bar_ab[st], (jv // 2) % 2)
+                    for r in T.Parallel(BT):
+                        gam_k[r] = T.exp2(g_s[st, r] * LOG2E)
+                        rr_k[r] = T.if_then_else(r < n_valid, T.exp2((g_s[st, BT - 1] - g_s[st, r]) * LOG2E), 0.0)
+                    T.barrier_arrive(ab_free[st])
+
+                    # ---- dVd = r * (K dS1) + Pg^T dO
+                    T.barrier_wait(bar_dh[0], ph)
+                    T.gemm(k_s, dh_s, acc_k, clear_accum=True)
+                    for r, c in T.Parallel(BT, V):
+                        acc_k[r, c] *= rr_k[r]
+                    T.barrier_wait(bar_pg[0], ph)
+                    T.barrier_wait(bar_do[0], ph)
+                    T.gemm(pg_s, do_s, acc_k, transpose_A=True)
+                    T.barrier_wait(dvd_read[0], (jv + 1) % 2)
+                    T.copy(acc_k, dvd_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dvd[0])
+
+                    # ---- <S0, dS1>'s row sums (the whole-chunk gate), a quarter of the rows at a time
+                    T.barrier_wait(bar_h[0], ph)
+                    for qtr in T.unroll(4):
+                        for a, b in T.Parallel(K // 4, V):
+                            hprod[a, b] = T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
+                                dh_s[qtr * (K // 4) + a, b], accum)
+                        T.reduce_sum(hprod, hsum, dim=1)
+                        for a in T.Parallel(K // 4):
+                            hs_s[st, qtr * (K // 4) + a] = hsum[a]
+
+                    # ---- dK's r part r * (Vd dS1^T); its row products with K (the gate of r)
+                    T.barrier_wait(bar_vd[0], ph)
+                    T.gemm(vd_s, dh_s, acc_k, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(vd_read[0])
+                    T.barrier_arrive(dh_free[0])
+                    for r, c in T.Parallel(BT, K):
+                        acc_k[r, c] *= rr_k[r]
+                    for r, c in T.Parallel(BT, K):
+                        dkf[r, c] += acc_k[r, c]
+                        acc_k[r, c] = acc_k[r, c] * k_s[r, c]
+                    T.reduce_sum(acc_k, rows_k, dim=1)
+                    for r in T.Parallel(BT):
+                        ka_s[st, r] = rows_k[r]
+
+                    # ---- dK += dP^T Q
+                    T.barrier_wait(bar_dp[0], ph)
+                    T.gemm(dp_s, q_s, dkf, transpose_A=True)
+                    T.barrier_arrive(dp_read[0])
+
+                    # ---- dv = Ag^T dVd, stored through dO's buffer; dVg = -gamma * dv there
+                    T.barrier_wait(bar_ag[0], ph)
+                    T.gemm(ag_s, dvd_s, acc_k, transpose_A=True, clear_accum=True)
+                    T.barrier_arrive(ag_read[0])
+                    T.barrier_wait(do_read[0], ph)
+                    T.copy(acc_k, do_s)
+                    store_chunk_rows(do_s, dv, t0, hv, n_valid, n_store, BT, V, dtype)
+                    for r, c in T.Parallel(BT, V):
+                        acc_k[r, c] = -gam_k[r] * acc_k[r, c]
+                    T.copy(acc_k, do_s)
+                    # ---- dK += dVg S0^T; its row products with K (the gate of W)
+                    T.gemm(do_s, h_s, acc_k, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(h_free[0])
+                    T.barrier_arrive(do_free[0])
+                    for r, c in T.Parallel(BT, K):
+                        dkf[r, c] += acc_k[r, c]
+                        acc_k[r, c] = acc_k[r, c] * k_s[r, c]
+                    T.reduce_sum(acc_k, rows_k, dim=1)
+                    for r in T.Parallel(BT):
+                        gu_s[st, r] = rows_k[r]
+                    T.barrier_arrive(bar_kg[0])
+
+                    # ---- dK += dKs K
+                    T.barrier_wait(bar_dks[0], ph)
+                    T.gemm(dp_s, k_s, dkf)
+                    T.barrier_arrive(dks_read[0])
+
+                T.barrier_arrive(fin[0])
+                T.barrier_wait(fin[0], 0)
+                T.copy(dkf, k_s)
+                store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
+
+            else:
+                # ================= WP: loads, one warp per input
+                T.set_max_nreg(regs[2], 0)
+                if tx < 256 + 32:
+                    # S0 and dS1 by TMA; Q once (element copies)
+                    copy_rows(q, q_s, t0, hq, n_valid, K)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_qk[0])
+                    for jv in T.serial(group):
+                        hv = hq * group + jv
+                        T.barrier_wait(h_free[0], (jv + 1) % 2)
+                        T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
+                        T.barrier_arrive(bar_h[0])
+                        T.barrier_wait(dh_free[0], (jv + 1) % 2)
+                        T.tma_copy(dh[slot, hv, 0:K, 0:V], dh_s, barrier=bar_dh[0])
+                        T.barrier_arrive(bar_dh[0])
+                elif tx < 256 + 64:
+                    # V
+                    for jv in T.serial(group):
+                        hv = hq * group + jv
+                        T.barrier_wait(v_free[0], (jv + 1) % 2)
+                        copy_rows(v, w_s, t0, hv, n_valid, V)
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_v[0])
+                elif tx < 256 + 96:
+                    # dO; K once
+                    copy_rows(k, k_s, t0, hq, n_valid, K)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_qk[0])
+                    for jv in T.serial(group):
+                        hv = hq * group + jv
+                        T.barrier_wait(do_free[0], (jv + 1) % 2)
+                        copy_rows(d_o, do_s, t0, hv, n_valid, V)
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_do[0])
+                else:
+                    # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
+                    for jv in T.serial(group):
+                        hv = hq * group + jv
+                        st = jv % 2
+                        T.barrier_wait(ab_free[st], (jv // 2 + 1) % 2)
+                        for r, c in T.Parallel(BT, BT):
+                            a_s[st, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+                        for r in T.Parallel(BT):
+                            g_s[st, r] = T.if_then_else(
+                                n_valid > 0, g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv], 0.0)
+                            b_s[st, r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_ab[st])
+
+    return gdn_bwd_chunk_ws
