@@ -2,16 +2,21 @@
 gdn_bwd_chunk.py (its docstring has the math), one CTA per (chunk slot, qk-head) walking the group's
 v-heads, with the GEMMs no longer split over both warpgroups behind block barriers but split by chain:
 
-  WA (warpgroup 0, holds dQ): P = Q K^T, Pg, Ag -> dO S0^T (dQ's state part) -> U = K S0, W -> Vd = Ag W
-      -> dPg = dO Vd^T, E's first part, dP -> dQ += dP K -> dAb = Gamma * (dVd W^T), E, dA, dbeta's
+  WA (warpgroup 0, holds dQ): P = Q K^T, Pg, Ag -> U = K S0, W -> Vd = Ag W -> dPg = dO Vd^T, E's first
+      part, dP -> dQ += dP K -> dQ's state part dO S0^T -> (dVd) dAb = Gamma * (dVd W^T), E, dA, dbeta's
       first part -> dL = strictLower(-A^T dA A^T), K K^T, dbeta's second part, dKs = dKK + dKK^T
       -> the v-head's dg and dbeta.
-  WK (warpgroup 1, holds dK): K dS1 -> (Pg) dVd = r * (K dS1) + Pg^T dO -> <S0, dS1> -> (Vd) dK_r
-      -> (dP) dK += dP^T Q -> (Ag) dv = Ag^T dVd, stored; dVg = -gamma * dv -> dK += dVg S0^T
-      -> (dKs) dK += dKs K.
+  WK (warpgroup 1, holds dK): K dS1 -> (Pg) dVd = r * (K dS1) + Pg^T dO -> <S0, dS1> -> (Ag) dv = Ag^T dVd,
+      dVg = -gamma * dv in registers -> dK += dVg S0^T (dVg the register operand) -> (Vd) dK_r -> (dP)
+      dK += dP^T Q -> dv stored through dVd's buffer -> (dKs) dK += dKs K.
   WP (warpgroup 2): one warp per input: S0 and dS1 by TMA; V, dO; A, g and beta (two stages); Q and K
       once. Element copies zero-filled past the chunk's end (gdn_bwd_chunk.py: TMA for these leaked a NaN
       of the next sequence into a partial chunk; the cause was not found).
+
+WA's products that WK waits for come first (Pg, Ag, Vd, dP), its dQ-only products after them. A first
+order (dQ's state part before U and Vd, dv staged through dO's buffer after WA's last dO read) ran
+1.18-1.33x slower than gdn_bwd_chunk.py on the H200 (ablate.py; 1446 against 1146 us at (16, 64) 8192
+tokens): each v-head waited on that chain of hand-offs.
 
 Each GEMM is one warpgroup's 64-row wgmma over the whole N, so the row sums of a C x V fragment stay
 inside a quad (no cross-warpgroup reduction, no block barrier). Every hand-off between the warpgroups is
@@ -19,8 +24,8 @@ an mbarrier completing one phase per v-head (parity jv % 2); a buffer's next wri
 readers' barrier of the previous v-head (parity (jv + 1) % 2, which a fresh barrier passes at jv = 0).
 
 Shared memory is single-buffered but for A, g and beta (two stages), as in gdn_bwd_chunk.py; buffers are
-reused by hand where shape and dtype match: V's holds W, dO's holds dv then dVg (WK, after WA's last dO
-read), Pg's holds A^T dA, Ag's holds dA, dP's holds dKs.
+reused by hand where shape and dtype match: V's holds W, dVd's holds dv (WK, after WA's dAb), Pg's holds
+dA (after WK's dVd), Ag's holds A^T dA (after WK's dv), dP's holds dKs (after WK's dP^T Q).
 """
 
 import tilelang.language as T
@@ -149,6 +154,8 @@ def gdn_bwd_chunk_ws_sm90(
             rows_ac = T.alloc_fragment((BT,), accum)
             # WK's fragments
             acc_k = T.alloc_fragment((BT, V), accum)
+            dv_r = T.alloc_fragment((BT, V), dtype)  # dv, held until dVd's buffer is free
+            dvg_r = T.alloc_fragment((BT, V), dtype)  # dVg, the register operand of dVg S0^T
             dkf = T.alloc_fragment((BT, K), accum)
             rows_k = T.alloc_fragment((BT,), accum)
             hprod = T.alloc_fragment((K // 4, V), accum)
@@ -167,7 +174,7 @@ def gdn_bwd_chunk_ws_sm90(
             h_free = T.alloc_barrier(256)  # S0 read (WA, WK)
             dh_free = T.alloc_barrier(128)  # dS1 read (WK)
             v_free = T.alloc_barrier(128)  # W read (WA)
-            do_free = T.alloc_barrier(128)  # dVg read (WK; WA's dO reads come before WK's dv, see do_read)
+            do_free = T.alloc_barrier(256)  # dO read (WA, WK)
             ab_free = T.alloc_barrier([256, 256])  # A, g, beta of a stage read (WA, WK)
             # WA -> WK
             bar_pg = T.alloc_barrier(128)
@@ -175,8 +182,7 @@ def gdn_bwd_chunk_ws_sm90(
             bar_vd = T.alloc_barrier(128)
             bar_dp = T.alloc_barrier(128)
             bar_dks = T.alloc_barrier(128)
-            do_read = T.alloc_barrier(128)  # WA's last dO read (WK may write dv there)
-            dvd_read = T.alloc_barrier(128)  # WA's dVd read (WK may write the next dVd)
+            dvd_read = T.alloc_barrier(128)  # WA's dVd read (WK may write dv there, then the next dVd)
             # WK -> WA
             bar_dvd = T.alloc_barrier(128)
             bar_kg = T.alloc_barrier(128)  # gu, ka, hs of the v-head written
@@ -218,36 +224,22 @@ def gdn_bwd_chunk_ws_sm90(
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_ag[0])
 
-                    # ---- dQ's state part scale * gamma * (dO S0^T); its row products with Q (a gate)
+                    # ---- U = K S0, W = V - gamma * U into V's buffer; Vd = Ag W (WK's dK_r waits for it)
                     T.barrier_wait(bar_h[0], ph)
-                    T.barrier_wait(bar_do[0], ph)
-                    T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
-                    for r, c in T.Parallel(BT, K):
-                        acc_a[r, c] *= scale * gam_a[r]
-                    for r, c in T.Parallel(BT, K):
-                        dqf[r, c] += acc_a[r, c]
-                        acc_a[r, c] = acc_a[r, c] * q_s[r, c]
-                    T.reduce_sum(acc_a, rows_a, dim=1)
-                    for r in T.Parallel(BT):
-                        gq_s[r] = rows_a[r]
-
-                    # ---- U = K S0, W = V - gamma * U into V's buffer
                     T.gemm(k_s, h_s, acc_a, clear_accum=True)
-                    T.barrier_arrive(h_free[0])
                     T.barrier_wait(bar_v[0], ph)
                     for r, c in T.Parallel(BT, V):
                         acc_a[r, c] = w_s[r, c] - gam_a[r] * acc_a[r, c]
                     T.copy(acc_a, w_s)
-                    # ---- Vd = Ag W
                     T.gemm(ag_s, w_s, acc_a, clear_accum=True)
                     T.barrier_wait(vd_read[0], (jv + 1) % 2)
                     T.copy(acc_a, vd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_vd[0])
 
-                    # ---- dPg = dO Vd^T: E's first part Pg * dPg, dP = scale * Gamma * dPg; dQ += dP K
+                    # ---- dPg = dO Vd^T: E's first part Pg * dPg, dP = scale * Gamma * dPg (WK's dP^T Q); dQ += dP K
+                    T.barrier_wait(bar_do[0], ph)
                     T.gemm(do_s, vd_s, ma, transpose_B=True, clear_accum=True)
-                    T.barrier_arrive(do_read[0])
                     for r, c in T.Parallel(BT, BT):
                         pa[r, c] = pa[r, c] * ma[r, c]
                     T.copy(pa, sq_s[:, 0:BT])
@@ -261,12 +253,26 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_arrive(bar_dp[0])
                     T.gemm(dp_s, k_s, dqf)
 
-                    # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Ag's buffer
+                    # ---- dQ's state part scale * gamma * (dO S0^T); its row products with Q (a gate). The last
+                    # reads of dO and S0 here
+                    T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(h_free[0])
+                    T.barrier_arrive(do_free[0])
+                    for r, c in T.Parallel(BT, K):
+                        acc_a[r, c] *= scale * gam_a[r]
+                    for r, c in T.Parallel(BT, K):
+                        dqf[r, c] += acc_a[r, c]
+                        acc_a[r, c] = acc_a[r, c] * q_s[r, c]
+                    T.reduce_sum(acc_a, rows_a, dim=1)
+                    for r in T.Parallel(BT):
+                        gq_s[r] = rows_a[r]
+
+                    # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
+                    # (WK's Pg^T dO came before its dVd)
                     T.barrier_wait(bar_dvd[0], ph)
                     T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(dvd_read[0])
                     T.barrier_arrive(v_free[0])
-                    T.barrier_wait(ag_read[0], ph)
                     for r, c in T.Parallel(BT, BT):
                         gr = g_s[st, r]
                         gc = g_s[st, c]
@@ -275,7 +281,7 @@ def gdn_bwd_chunk_ws_sm90(
                         pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
                     for r, c in T.Parallel(BT, BT):
                         pa_c = ma[r, c] * b_s[st, c]
-                        ag_s[r, c] = T.cast(pa_c, dtype)
+                        pg_s[r, c] = T.cast(pa_c, dtype)
                     # Gamma gate: row sums of E here, its column sums from fp32 shared memory
                     T.reduce_sum(pa, rows_ac, dim=1)
                     for r in T.Parallel(BT):
@@ -287,10 +293,12 @@ def gdn_bwd_chunk_ws_sm90(
                     T.copy(ma, sq_s[:, 0:BT])
                     col_sums(sq_s, db1_s, cs, tx)
 
-                    # ---- dL = strictLower(-A^T dA A^T); dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T
-                    T.gemm(a_s[st, :, :], ag_s, ma, transpose_A=True, clear_accum=True)
-                    T.copy(ma, pg_s)
-                    T.gemm(pg_s, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
+                    # ---- dL = strictLower(-A^T dA A^T) (A^T dA in Ag's buffer once WK's dv has read Ag);
+                    # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP
+                    T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
+                    T.barrier_wait(ag_read[0], ph)
+                    T.copy(ma, ag_s)
+                    T.gemm(ag_s, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
                     T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
                     for r, c in T.Parallel(BT, BT):
                         ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
@@ -346,7 +354,7 @@ def gdn_bwd_chunk_ws_sm90(
                         rr_k[r] = T.if_then_else(r < n_valid, T.exp2((g_s[st, BT - 1] - g_s[st, r]) * LOG2E), 0.0)
                     T.barrier_arrive(ab_free[st])
 
-                    # ---- dVd = r * (K dS1) + Pg^T dO
+                    # ---- dVd = r * (K dS1) + Pg^T dO (WA's dAb waits for it)
                     T.barrier_wait(bar_dh[0], ph)
                     T.gemm(k_s, dh_s, acc_k, clear_accum=True)
                     for r, c in T.Parallel(BT, V):
@@ -354,6 +362,7 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_wait(bar_pg[0], ph)
                     T.barrier_wait(bar_do[0], ph)
                     T.gemm(pg_s, do_s, acc_k, transpose_A=True)
+                    T.barrier_arrive(do_free[0])
                     T.barrier_wait(dvd_read[0], (jv + 1) % 2)
                     T.copy(acc_k, dvd_s)
                     T.fence_proxy_async()
@@ -369,6 +378,23 @@ def gdn_bwd_chunk_ws_sm90(
                         for a in T.Parallel(K // 4):
                             hs_s[st, qtr * (K // 4) + a] = hsum[a]
 
+                    # ---- dv = Ag^T dVd (kept in q's dtype until dVd's buffer is free); dVg = -gamma * dv as the
+                    # register operand of dK += dVg S0^T, whose row products with K are the gate of W
+                    T.barrier_wait(bar_ag[0], ph)
+                    T.gemm(ag_s, dvd_s, acc_k, transpose_A=True, clear_accum=True)
+                    T.barrier_arrive(ag_read[0])
+                    for r, c in T.Parallel(BT, V):
+                        dv_r[r, c] = T.cast(acc_k[r, c], dtype)
+                        dvg_r[r, c] = T.cast(-gam_k[r] * acc_k[r, c], dtype)
+                    T.gemm(dvg_r, h_s, acc_k, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(h_free[0])
+                    for r, c in T.Parallel(BT, K):
+                        dkf[r, c] += acc_k[r, c]
+                        acc_k[r, c] = acc_k[r, c] * k_s[r, c]
+                    T.reduce_sum(acc_k, rows_k, dim=1)
+                    for r in T.Parallel(BT):
+                        gu_s[st, r] = rows_k[r]
+
                     # ---- dK's r part r * (Vd dS1^T); its row products with K (the gate of r)
                     T.barrier_wait(bar_vd[0], ph)
                     T.gemm(vd_s, dh_s, acc_k, transpose_B=True, clear_accum=True)
@@ -382,33 +408,17 @@ def gdn_bwd_chunk_ws_sm90(
                     T.reduce_sum(acc_k, rows_k, dim=1)
                     for r in T.Parallel(BT):
                         ka_s[st, r] = rows_k[r]
+                    T.barrier_arrive(bar_kg[0])
 
                     # ---- dK += dP^T Q
                     T.barrier_wait(bar_dp[0], ph)
                     T.gemm(dp_s, q_s, dkf, transpose_A=True)
                     T.barrier_arrive(dp_read[0])
 
-                    # ---- dv = Ag^T dVd, stored through dO's buffer; dVg = -gamma * dv there
-                    T.barrier_wait(bar_ag[0], ph)
-                    T.gemm(ag_s, dvd_s, acc_k, transpose_A=True, clear_accum=True)
-                    T.barrier_arrive(ag_read[0])
-                    T.barrier_wait(do_read[0], ph)
-                    T.copy(acc_k, do_s)
-                    store_chunk_rows(do_s, dv, t0, hv, n_valid, n_store, BT, V, dtype)
-                    for r, c in T.Parallel(BT, V):
-                        acc_k[r, c] = -gam_k[r] * acc_k[r, c]
-                    T.copy(acc_k, do_s)
-                    # ---- dK += dVg S0^T; its row products with K (the gate of W)
-                    T.gemm(do_s, h_s, acc_k, transpose_B=True, clear_accum=True)
-                    T.barrier_arrive(h_free[0])
-                    T.barrier_arrive(do_free[0])
-                    for r, c in T.Parallel(BT, K):
-                        dkf[r, c] += acc_k[r, c]
-                        acc_k[r, c] = acc_k[r, c] * k_s[r, c]
-                    T.reduce_sum(acc_k, rows_k, dim=1)
-                    for r in T.Parallel(BT):
-                        gu_s[st, r] = rows_k[r]
-                    T.barrier_arrive(bar_kg[0])
+                    # ---- dv stored through dVd's buffer (WA's dAb has read it)
+                    T.barrier_wait(dvd_read[0], ph)
+                    T.copy(dv_r, dvd_s)
+                    store_chunk_rows(dvd_s, dv, t0, hv, n_valid, n_store, BT, V, dtype)
 
                     # ---- dK += dKs K
                     T.barrier_wait(bar_dks[0], ph)
