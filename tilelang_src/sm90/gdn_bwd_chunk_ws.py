@@ -44,7 +44,7 @@ def gdn_bwd_chunk_ws_sm90(
     V: int = 128,
     # kernel config
     BT: int = 64,
-    regs: tuple = (232, 232, 40),  # set_max_nreg of WA, WK, WP
+    regs: tuple = (240, 224, 40),  # set_max_nreg of WA, WK, WP
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -163,7 +163,8 @@ def gdn_bwd_chunk_ws_sm90(
             dgl = T.alloc_var(accum)
             cs = T.alloc_local((8,), accum)  # partial column sums (col_sums)
 
-            # WP -> consumers (one phase per v-head; bar_ab per stage)
+            # WP -> consumers (one phase per v-head; bar_ab per stage; bar_qk once)
+            bar_qk = T.alloc_barrier(64)  # Q's warp and K's warp
             bar_h = T.alloc_barrier(32)
             bar_dh = T.alloc_barrier(32)
             bar_v = T.alloc_barrier(32)
@@ -193,18 +194,11 @@ def gdn_bwd_chunk_ws_sm90(
 
             tx = T.get_thread_binding()
 
-            # Q and K by all three warpgroups, before they part (one round trip; by a producer warp each they took
-            # four, and the CTA's first v-head waited for them)
-            for r, c in T.Parallel(BT, K):
-                q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
-                k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
-            T.fence_proxy_async()
-            T.sync_threads()
-
             if tx < 128:
                 # ================= WA: Pg, Ag, W, Vd, dP, dQ, E, dA, dL, dKs, dg, dbeta
                 T.set_max_nreg(regs[0], 1)
                 T.clear(dqf)
+                T.barrier_wait(bar_qk[0], 0)
                 for jv in T.serial(group):
                     hv = hq * group + jv
                     st = jv % 2
@@ -349,6 +343,7 @@ def gdn_bwd_chunk_ws_sm90(
                 # ================= WK: dVd, dv, dVg, dK
                 T.set_max_nreg(regs[1], 1)
                 T.clear(dkf)
+                T.barrier_wait(bar_qk[0], 0)
                 for jv in T.serial(group):
                     hv = hq * group + jv
                     st = jv % 2
@@ -439,7 +434,10 @@ def gdn_bwd_chunk_ws_sm90(
                 # ================= WP: loads, one warp per input
                 T.set_max_nreg(regs[2], 0)
                 if tx < 256 + 32:
-                    # S0 and dS1 by TMA
+                    # S0 and dS1 by TMA; Q once (element copies)
+                    copy_rows(q, q_s, t0, hq, n_valid, K)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_qk[0])
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(h_free[0], (jv + 1) % 2)
@@ -457,7 +455,10 @@ def gdn_bwd_chunk_ws_sm90(
                         T.fence_proxy_async()
                         T.barrier_arrive(bar_v[0])
                 elif tx < 256 + 96:
-                    # dO
+                    # dO; K once
+                    copy_rows(k, k_s, t0, hq, n_valid, K)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_qk[0])
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(do_free[0], (jv + 1) % 2)
