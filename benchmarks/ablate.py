@@ -279,6 +279,10 @@ SPECS = {
     "bwdcws": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
                    combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
+    # the same with V, dO and A of full chunks by TMA (tma_inputs)
+    "bwdcwst": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
+                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True), fix=[], last_param="",
+                    ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
     "bwddh": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=[], last_param="", ablations={},
                   combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),

@@ -45,6 +45,7 @@ def gdn_bwd_chunk_ws_sm90(
     # kernel config
     BT: int = 64,
     regs: tuple = (240, 224, 40),  # set_max_nreg of WA, WK, WP
+    tma_inputs: bool = False,  # V, dO and A of a full chunk by TMA too (Q and K always are; S0 and dS1 always)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -82,6 +83,20 @@ def gdn_bwd_chunk_ws_sm90(
             for r, c in T.Parallel(BT // 4, width):
                 row = qtr * (BT // 4) + r
                 dst[row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
+
+    @T.macro
+    def load_tile(src, dst, bar, t0, head, n_valid, width, tma):
+        """dst <- the chunk's rows of src[:, head, :]: by TMA on bar when `tma` (trace time) and the chunk is
+        full, else element copies zero-filled past n_valid (fenced for the async proxy). The caller arrives."""
+        if tma:
+            if n_valid == BT:
+                T.tma_copy(src[t0:t0 + BT, head, 0:width], dst, barrier=bar[0])
+            else:
+                copy_rows(src, dst, t0, head, n_valid, width)
+                T.fence_proxy_async()
+        else:
+            copy_rows(src, dst, t0, head, n_valid, width)
+            T.fence_proxy_async()
 
     @T.prim_func
     def gdn_bwd_chunk_ws(
@@ -164,7 +179,7 @@ def gdn_bwd_chunk_ws_sm90(
             cs = T.alloc_local((8,), accum)  # partial column sums (col_sums)
 
             # WP -> consumers (one phase per v-head; bar_ab per stage; bar_qk once)
-            bar_qk = T.alloc_barrier(64)  # Q's warp and K's warp
+            bar_qk = T.alloc_barrier(32)  # Q and K (the first producer warp)
             bar_h = T.alloc_barrier(32)
             bar_dh = T.alloc_barrier(32)
             bar_v = T.alloc_barrier(32)
@@ -434,9 +449,11 @@ def gdn_bwd_chunk_ws_sm90(
                 # ================= WP: loads, one warp per input
                 T.set_max_nreg(regs[2], 0)
                 if tx < 256 + 32:
-                    # S0 and dS1 by TMA; Q once (element copies)
-                    copy_rows(q, q_s, t0, hq, n_valid, K)
-                    T.fence_proxy_async()
+                    # Q and K once, S0 and dS1 per v-head: TMA (Q and K by element copies in a partial chunk). A
+                    # producer warp each took four round trips for Q and K by element copies, and the consumers'
+                    # first wait (for them) held 4.4% of the kernel's warp samples (Nsight Compute, 9dced96)
+                    load_tile(q, q_s, bar_qk, t0, hq, n_valid, K, True)
+                    load_tile(k, k_s, bar_qk, t0, hq, n_valid, K, True)
                     T.barrier_arrive(bar_qk[0])
                     for jv in T.serial(group):
                         hv = hq * group + jv
@@ -451,19 +468,14 @@ def gdn_bwd_chunk_ws_sm90(
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(v_free[0], (jv + 1) % 2)
-                        copy_rows(v, w_s, t0, hv, n_valid, V)
-                        T.fence_proxy_async()
+                        load_tile(v, w_s, bar_v, t0, hv, n_valid, V, tma_inputs)
                         T.barrier_arrive(bar_v[0])
                 elif tx < 256 + 96:
-                    # dO; K once
-                    copy_rows(k, k_s, t0, hq, n_valid, K)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_qk[0])
+                    # dO
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(do_free[0], (jv + 1) % 2)
-                        copy_rows(d_o, do_s, t0, hv, n_valid, V)
-                        T.fence_proxy_async()
+                        load_tile(d_o, do_s, bar_do, t0, hv, n_valid, V, tma_inputs)
                         T.barrier_arrive(bar_do[0])
                 else:
                     # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
@@ -471,8 +483,11 @@ def gdn_bwd_chunk_ws_sm90(
                         hv = hq * group + jv
                         st = jv % 2
                         T.barrier_wait(ab_free[st], (jv // 2 + 1) % 2)
-                        for r, c in T.Parallel(BT, BT):
-                            a_s[st, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+                        if tma_inputs and n_valid == BT:
+                            T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[st, :, :], barrier=bar_ab[st])
+                        else:
+                            for r, c in T.Parallel(BT, BT):
+                                a_s[st, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
                         for r in T.Parallel(BT):
                             g_s[st, r] = T.if_then_else(
                                 n_valid > 0, g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv], 0.0)
