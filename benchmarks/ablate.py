@@ -15,7 +15,8 @@ An ablation never skips a barrier operation (that would hang the kernel).
 
 Prints the time per chunk (forward and state gradient: kernel time / chunks per CTA) or per launch (chunk
 prep, chunk gradient) for every (variant, mask, shape), and the largest difference of the output from the
-first variant's.
+first variant's run on the same inputs (every output for the chunk gradient: dv, dq, dk, dg, dbeta; outputs
+are poisoned with NaN before each variant runs).
 Results and their reading: docs/fwd_profile.md.
 """
 
@@ -211,6 +212,10 @@ def bwd_chunk_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     return args, 1, "dv"
 
 
+# the chunk gradient's outputs, all compared between its kernels (dq, dk in the kernel's own shape, fit_outputs)
+BWD_CHUNK_OUTPUTS = ("dv", "dq", "dk", "dg", "dbeta")
+
+
 def fit_outputs(x: dict, dtypes: dict, H: int) -> dict:
     """The inputs for one kernel variant: dq / dk reallocated as [T, H, K] in the kernel's dtype when its
     chunk-gradient program sums them over each group of v-heads (they are fp32 per v-head otherwise)."""
@@ -318,6 +323,7 @@ def main() -> int:
     kernels = {(k, v): build(*job) for job in jobs for k, v in [job[:2]]}  # from TileLang's cache
     print(f"{'kernel':<6} {'variant':<7} {'skipped':<40} {'(h_qk, h_v)':<12} {'time':>9} {'unit':<10} "
           f"{'max |out - base|':>16}")
+    refs = {}  # (inputs, heads) -> the first variant's outputs: kernels of the same inputs compare with each other
     for kname in args.kernels:
         spec = SPECS[kname]
         for h in args.heads:
@@ -331,26 +337,29 @@ def main() -> int:
 
                 x["store_h"] = 1
                 x["h"] = torch.empty(per + 1, HV, 128, 128, dtype=torch.bfloat16, device="cuda")  # slots
-            ref = None
+            outs = BWD_CHUNK_OUTPUTS if spec["inputs"] is bwd_chunk_inputs else (out,)
             for (k, name), (kern, names, dtypes) in kernels.items():
                 if k != kname:
                     continue
                 for mask in [0, *spec["ablations"], *spec["combos"]] if name == "ablate" else [0]:
                     x["ablate"] = mask
                     xk = fit_outputs(x, dtypes, H)
-                    x[out].fill_(float("nan"))
+                    for o in outs:
+                        xk[o].fill_(float("nan"))  # poisoned: an output the kernel leaves unwritten shows as NaN
 
                     def run():
                         kern(*[xk[n] for n in names])
 
                     us = time_us(run) / per
-                    o = x[out].float()
-                    if ref is None:
-                        ref = o.clone()
-                    diff = (o - ref).abs().max().item()
+                    got = {o: xk[o].float() for o in outs}
+                    ref = refs.setdefault((spec["inputs"].__name__, h), {o: t.clone() for o, t in got.items()})
+                    diffs = {o: (got[o] - ref[o]).abs().max().item() if got[o].shape == ref[o].shape else float("nan")
+                             for o in outs}  # nan: an output of another shape than the first variant's
                     what = " + ".join(n for bit, (n, _, _) in spec["ablations"].items() if mask & bit) or "-"
+                    extra = "  " + " ".join(f"{o} {d:.2e} (max |ref| {ref[o].abs().max().item():.2e})"
+                                            for o, d in diffs.items()) if len(outs) > 1 else ""
                     print(f"{kname:<6} {name:<7} {what:<40} {f'({H}, {HV})':<12} {us:9.2f} {spec['unit']:<10} "
-                          f"{diff:16.3e}", flush=True)
+                          f"{max(diffs.values()):16.3e}{extra}", flush=True)
     return 0
 
 
