@@ -15,7 +15,8 @@ An ablation never skips a barrier operation (that would hang the kernel).
 
 Prints the time per chunk (forward and state gradient: kernel time / chunks per CTA) or per launch (chunk
 prep, chunk gradient) for every (variant, mask, shape), and the largest difference of the output from the
-first variant's.
+first variant's run on the same inputs (every output for the chunk gradient: dv, dq, dk, dg, dbeta; outputs
+are poisoned with NaN before each variant runs).
 Results and their reading: docs/fwd_profile.md.
 """
 
@@ -361,7 +362,8 @@ def main() -> int:
                     us = time_us(run) / per
                     got = {o: xk[o].float() for o in outs}
                     ref = refs.setdefault((spec["inputs"].__name__, h), {o: t.clone() for o, t in got.items()})
-                    diffs = {o: (got[o] - ref[o]).abs().max().item() for o in outs}
+                    diffs = {o: (got[o] - ref[o]).abs().max().item() if got[o].shape == ref[o].shape else float("nan")
+                             for o in outs}  # nan: an output of another shape than the first variant's
                     what = " + ".join(n for bit, (n, _, _) in spec["ablations"].items() if mask & bit) or "-"
                     extra = "  " + " ".join(f"{o} {d:.2e} (max |ref| {ref[o].abs().max().item():.2e})"
                                             for o, d in diffs.items()) if len(outs) > 1 else ""
