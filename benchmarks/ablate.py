@@ -276,7 +276,7 @@ SPECS = {
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
                  combos=[], inputs=bwd_chunk_inputs, unit="us/launch"),
     # the warp-specialized chunk gradient (variant `cur` of this file), timed and compared against bwdc's
-    # kernels in the same run with --kernels bwdc bwdcws (every output, see bwd_chunk_outputs)
+    # kernels in the same run with --kernels bwdc bwdcws (every output: BWD_CHUNK_OUTPUTS)
     "bwdcws": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
                    combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
