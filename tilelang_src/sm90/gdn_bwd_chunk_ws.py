@@ -46,6 +46,7 @@ def gdn_bwd_chunk_ws_sm90(
     BT: int = 64,
     regs: tuple = (240, 224, 40),  # set_max_nreg of WA, WK, WP
     tma_inputs: bool = False,  # V, dO and A of a full chunk by TMA too (Q and K always are; S0 and dS1 always)
+    hold_gamma: bool = False,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -162,6 +163,7 @@ def gdn_bwd_chunk_ws_sm90(
 
             # WA's fragments
             pa = T.alloc_fragment((BT, BT), accum)  # scale * Gamma * P (held until E's first part), E, dL * K K^T
+            gm = T.alloc_fragment((BT, BT), accum)  # Gamma (hold_gamma)
             ma = T.alloc_fragment((BT, BT), accum)  # Ag, dPg, dAb, A^T dA, dL
             acc_a = T.alloc_fragment((BT, V), accum)
             dqf = T.alloc_fragment((BT, K), accum)
@@ -223,18 +225,31 @@ def gdn_bwd_chunk_ws_sm90(
                         gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
                     # ---- P, Pg (held in pa until E's first part), Ag
                     T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
-                    for r, c in T.Parallel(BT, BT):
-                        gr = g_s[st, r]
-                        gc = g_s[st, c]
-                        pa[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * pa[r, c]
+                    if hold_gamma:
+                        for r, c in T.Parallel(BT, BT):
+                            gr = g_s[st, r]
+                            gc = g_s[st, c]
+                            gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
+                        for r, c in T.Parallel(BT, BT):
+                            pa[r, c] = (scale * gm[r, c]) * pa[r, c]
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            gr = g_s[st, r]
+                            gc = g_s[st, c]
+                            pa[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * pa[r, c]
                     T.copy(pa, pg_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_pg[0])
-                    for r, c in T.Parallel(BT, BT):
-                        gr = g_s[st, r]
-                        gc = g_s[st, c]
-                        bc = b_s[st, c]
-                        ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
+                    if hold_gamma:
+                        for r, c in T.Parallel(BT, BT):
+                            bc = b_s[st, c]
+                            ma[r, c] = gm[r, c] * a_s[st, r, c] * bc
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            gr = g_s[st, r]
+                            gc = g_s[st, c]
+                            bc = b_s[st, c]
+                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
                     T.copy(ma, ag_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_ag[0])
@@ -258,10 +273,14 @@ def gdn_bwd_chunk_ws_sm90(
                     for r, c in T.Parallel(BT, BT):
                         pa[r, c] = pa[r, c] * ma[r, c]
                     T.copy(pa, sq_s[:, 0:BT])
-                    for r, c in T.Parallel(BT, BT):
-                        gr = g_s[st, r]
-                        gc = g_s[st, c]
-                        ma[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
+                    if hold_gamma:
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = (scale * gm[r, c]) * ma[r, c]
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            gr = g_s[st, r]
+                            gc = g_s[st, c]
+                            ma[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
                     T.barrier_wait(dks_read[0], (jv + 1) % 2)
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
@@ -288,12 +307,18 @@ def gdn_bwd_chunk_ws_sm90(
                     T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(dvd_read[0])
                     T.barrier_arrive(v_free[0])
-                    for r, c in T.Parallel(BT, BT):
-                        gr = g_s[st, r]
-                        gc = g_s[st, c]
-                        bc = b_s[st, c]
-                        ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
-                        pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
+                    if hold_gamma:
+                        for r, c in T.Parallel(BT, BT):
+                            bc = b_s[st, c]
+                            ma[r, c] = gm[r, c] * ma[r, c]
+                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            gr = g_s[st, r]
+                            gc = g_s[st, c]
+                            bc = b_s[st, c]
+                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
+                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
                     for r, c in T.Parallel(BT, BT):
                         pa_c = ma[r, c] * b_s[st, c]
                         pg_s[r, c] = T.cast(pa_c, dtype)
