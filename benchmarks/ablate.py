@@ -288,6 +288,10 @@ SPECS = {
     "bwdcwsg": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True, hold_gamma=True), fix=[],
                     last_param="", ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
+    # and with the registers split 248 / 232 / 24 (the producer's element copies only in partial chunks then)
+    "bwdcwsr": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
+                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True, regs=(248, 232, 24)), fix=[],
+                    last_param="", ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
     "bwddh": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=[], last_param="", ablations={},
                   combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),
