@@ -408,9 +408,10 @@ def gdn_bwd_chunk_ws_sm90(
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dvd[0])
 
-                    # ---- <S0, dS1>'s row sums (the whole-chunk gate), a quarter of the rows at a time
+                    # ---- <S0, dS1>'s row sums (the whole-chunk gate), a quarter of the rows at a time (a loop, not
+                    # unrolled: unrolled it was WK's largest stretch of code, ~700 SASS instructions)
                     T.barrier_wait(bar_h[0], ph)
-                    for qtr in T.unroll(4):
+                    for qtr in T.serial(4):
                         for a, b in T.Parallel(K // 4, V):
                             hprod[a, b] = T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
                                 dh_s[qtr * (K // 4) + a, b], accum)
