@@ -10,8 +10,9 @@ For every row of tilelang_src/variants.py whose arch is requested it
   3. runs TileLang's host-wrapper generator (TLCUDASourceWrapper: init() sets the dynamic
      shared memory limit, call() encodes TMA descriptors on the host and launches),
   4. checks that every global-memory offset is computed in 64-bit integers (scripts/index_audit.py;
-     a 32-bit one fails the build) and lists barriers inside unrolled loops (scripts/loop_barrier_audit.py;
-     a warning),
+     a 32-bit one fails the build), that a warp-specialized kernel's setmaxnreg values fit its launch
+     registers (scripts/register_pool_audit.py; a split over the pool hangs, so it fails the build) and
+     lists barriers inside unrolled loops (scripts/loop_barrier_audit.py; a warning),
   5. rewrites that wrapper (every rewrite must match exactly once, so a TileLang upgrade
      that changes the text fails here, loudly) and appends one exported C launcher
 
@@ -45,6 +46,7 @@ from pathlib import Path
 
 from index_audit import audit  # noqa: E402
 from loop_barrier_audit import loop_barriers  # noqa: E402
+from register_pool_audit import register_pool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tilelang_src"
@@ -127,6 +129,11 @@ def _lower_one(index: int) -> dict:
     index_audit = audit(device_func)
     # barriers inside unrolled loops (scripts/loop_barrier_audit.py): reported, not fatal
     barriers_in_loops = [f"line {n}: {header}" for n, header in loop_barriers(art.kernel_source)]
+    # the warpgroups' setmaxnreg values within the launch registers (scripts/register_pool_audit.py): a split over
+    # the pool hangs the kernel, so it fails the build
+    pool = register_pool(art.kernel_source)
+    if pool["violation"]:
+        raise RuntimeError(f"{symbol}: {pool['violation']}")
 
     code = _sub_once(r'extern "C" TL_EXPORT const char\* get_last_error\(\)', "static const char* get_last_error()",
                      code, "get_last_error")
@@ -210,6 +217,7 @@ extern "C" int {symbol}({signature}) {{
                      "params": meta_params, "dims": dims, "device": dev, "fast_math": variant.fast_math,
                      "uses_pdl": uses_pdl, "lower_seconds": round(lower_s, 2), "index_audit": index_audit,
                      "barriers_in_unrolled_loops": barriers_in_loops,
+                     "register_pool": pool,
                      "source": src_rel,
                      "source_sha": src_hash, "tilelang": tilelang.__version__}}))
 
