@@ -47,6 +47,9 @@ def gdn_bwd_chunk_ws_sm90(
     regs: tuple = (240, 224, 40),  # set_max_nreg of WA, WK, WP
     tma_inputs: bool = False,  # V, dO and A of a full chunk by TMA too (Q and K always are; S0 and dS1 always)
     hold_gamma: bool = False,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
+    qk_tma: bool = True,  # Q and K of a full chunk by TMA (else element copies in every chunk)
+    probe: str = "",  # debugging only (.carry leak probe): "k", "q", "a" put the abs sum of that tile's rows >= n_valid
+    # into dg[t0]; "kmma": dq's rows <- the column sums of K's rows >= n_valid by wgmma (dq's terms left out)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -86,11 +89,11 @@ def gdn_bwd_chunk_ws_sm90(
                 dst[row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
 
     @T.macro
-    def load_tile(src, dst, bar, t0, head, n_valid, width, tma):
+    def load_tile(src, dst, bar, t0, head, n_valid, full, width, tma):
         """dst <- the chunk's rows of src[:, head, :]: by TMA on bar when `tma` (trace time) and the chunk is
         full, else element copies zero-filled past n_valid (fenced for the async proxy). The caller arrives."""
         if tma:
-            if n_valid == BT:
+            if full:
                 T.tma_copy(src[t0:t0 + BT, head, 0:width], dst, barrier=bar[0])
             else:
                 copy_rows(src, dst, t0, head, n_valid, width)
@@ -129,6 +132,11 @@ def gdn_bwd_chunk_ws_sm90(
             n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
             n_store = T.max(n_valid, n_tail)
             last = T.max(n_valid - 1, 0)
+            # a full chunk, tested on the unclamped difference: nvcc 13.0 compiled `n_valid == BT` in the A warp into
+            # the predicate output of the min/max that forms n_valid (VIMNMX.RELU R, P, P, x, 0x40), and that warp
+            # took its TMA path in partial chunks (the rows after the sequence end reached its results;
+            # docs/bwdc_ws.md, "The NaN leak")
+            full = seq_end - t0 >= BT
 
             # inputs (WP)
             q_s = T.alloc_shared((BT, K), dtype)
@@ -169,6 +177,8 @@ def gdn_bwd_chunk_ws_sm90(
             dqf = T.alloc_fragment((BT, K), accum)
             rows_a = T.alloc_fragment((BT,), accum)
             rows_ac = T.alloc_fragment((BT,), accum)
+            pr_a = T.alloc_fragment((BT,), accum)  # probe "a0"
+            psum = T.alloc_var(accum)  # probe "nv"
             # WK's fragments
             acc_k = T.alloc_fragment((BT, V), accum)
             dv_r = T.alloc_fragment((BT, V), dtype)  # dv, held until dVd's buffer is free
@@ -216,11 +226,21 @@ def gdn_bwd_chunk_ws_sm90(
                 T.set_max_nreg(regs[0], 1)
                 T.clear(dqf)
                 T.barrier_wait(bar_qk[0], 0)
+                if probe == "kmma":
+                    for r, c in T.Parallel(BT, BT):
+                        pa[r, c] = T.if_then_else(c >= n_valid, 1.0, 0.0)
+                    T.copy(pa, pg_s)
+                    T.fence_proxy_async()
+                    T.gemm(pg_s, k_s, dqf, clear_accum=True)
                 for jv in T.serial(group):
                     hv = hq * group + jv
                     st = jv % 2
                     ph = jv % 2
                     T.barrier_wait(bar_ab[st], (jv // 2) % 2)
+                    if probe == "a0":
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = T.if_then_else(r >= n_valid, T.abs(T.cast(a_s[st, r, c], accum)), 0.0)
+                        T.reduce_sum(ma, pr_a, dim=1)
                     for r in T.Parallel(BT):
                         gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
                     # ---- P, Pg (held in pa until E's first part), Ag
@@ -285,7 +305,8 @@ def gdn_bwd_chunk_ws_sm90(
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dp[0])
-                    T.gemm(dp_s, k_s, dqf)
+                    if probe != "kmma":
+                        T.gemm(dp_s, k_s, dqf)
 
                     # ---- dQ's state part scale * gamma * (dO S0^T); its row products with Q (a gate). The last
                     # reads of dO and S0 here
@@ -295,7 +316,8 @@ def gdn_bwd_chunk_ws_sm90(
                     for r, c in T.Parallel(BT, K):
                         acc_a[r, c] *= scale * gam_a[r]
                     for r, c in T.Parallel(BT, K):
-                        dqf[r, c] += acc_a[r, c]
+                        if probe != "kmma":
+                            dqf[r, c] += acc_a[r, c]
                         acc_a[r, c] = acc_a[r, c] * q_s[r, c]
                     T.reduce_sum(acc_a, rows_a, dim=1)
                     for r in T.Parallel(BT):
@@ -360,7 +382,26 @@ def gdn_bwd_chunk_ws_sm90(
                     for r in T.Parallel(BT):
                         dgc_s[r] = T.if_then_else(
                             r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
-                    if tx == last:
+                    if probe in ("k", "q"):
+                        for r, c in T.Parallel(BT, K):
+                            acc_a[r, c] = T.if_then_else(
+                                r >= n_valid, T.abs(T.cast((k_s if probe == "k" else q_s)[r, c], accum)), 0.0)
+                        T.reduce_sum(acc_a, rows_a, dim=1)
+                        for r in T.Parallel(BT):
+                            dgc_s[r] = rows_a[r]
+                    if probe == "a":
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = T.if_then_else(r >= n_valid, T.abs(T.cast(a_s[st, r, c], accum)), 0.0)
+                        T.reduce_sum(ma, rows_a, dim=1)
+                        for r in T.Parallel(BT):
+                            dgc_s[r] = rows_a[r]
+                    if probe == "a0":
+                        for r in T.Parallel(BT):
+                            dgc_s[r] = pr_a[r]
+                    if probe == "nv":
+                        for r in T.Parallel(BT):
+                            dgc_s[r] = T.if_then_else(r < 2, b_s[st, r], 0.0)
+                    if tx == last and probe == "":
                         dgl = dgc_s[last]
                         for j in T.serial(K):
                             dgl = dgl + gam_a[BT - 1] * hs_s[st, j]
@@ -478,8 +519,8 @@ def gdn_bwd_chunk_ws_sm90(
                     # Q and K once, S0 and dS1 per v-head: TMA (Q and K by element copies in a partial chunk). A
                     # producer warp each took four round trips for Q and K by element copies, and the consumers'
                     # first wait (for them) held 4.4% of the kernel's warp samples (Nsight Compute, 9dced96)
-                    load_tile(q, q_s, bar_qk, t0, hq, n_valid, K, True)
-                    load_tile(k, k_s, bar_qk, t0, hq, n_valid, K, True)
+                    load_tile(q, q_s, bar_qk, t0, hq, n_valid, full, K, qk_tma)
+                    load_tile(k, k_s, bar_qk, t0, hq, n_valid, full, K, qk_tma)
                     T.barrier_arrive(bar_qk[0])
                     for jv in T.serial(group):
                         hv = hq * group + jv
@@ -494,14 +535,14 @@ def gdn_bwd_chunk_ws_sm90(
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(v_free[0], (jv + 1) % 2)
-                        load_tile(v, w_s, bar_v, t0, hv, n_valid, V, tma_inputs)
+                        load_tile(v, w_s, bar_v, t0, hv, n_valid, full, V, tma_inputs)
                         T.barrier_arrive(bar_v[0])
                 elif tx < 256 + 96:
                     # dO
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(do_free[0], (jv + 1) % 2)
-                        load_tile(d_o, do_s, bar_do, t0, hv, n_valid, V, tma_inputs)
+                        load_tile(d_o, do_s, bar_do, t0, hv, n_valid, full, V, tma_inputs)
                         T.barrier_arrive(bar_do[0])
                 else:
                     # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
@@ -509,7 +550,7 @@ def gdn_bwd_chunk_ws_sm90(
                         hv = hq * group + jv
                         st = jv % 2
                         T.barrier_wait(ab_free[st], (jv // 2 + 1) % 2)
-                        if tma_inputs and n_valid == BT:
+                        if tma_inputs and full:
                             T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[st, :, :], barrier=bar_ab[st])
                         else:
                             for r, c in T.Parallel(BT, BT):
@@ -518,6 +559,15 @@ def gdn_bwd_chunk_ws_sm90(
                             g_s[st, r] = T.if_then_else(
                                 n_valid > 0, g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv], 0.0)
                             b_s[st, r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
+                        if probe == "nv":
+                            if tx == 352:
+                                psum = 0.0
+                                for r in T.serial(BT):
+                                    for c in T.serial(BT):
+                                        if r >= n_valid:
+                                            psum = psum + T.abs(T.cast(a_s[st, r, c], accum))
+                                b_s[st, 0] = T.cast(n_valid, accum)
+                                b_s[st, 1] = psum
                         T.fence_proxy_async()
                         T.barrier_arrive(bar_ab[st])
 
