@@ -276,31 +276,16 @@ SPECS = {
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
                  combos=[], inputs=bwd_chunk_inputs, unit="us/launch"),
     # the warp-specialized chunk gradient (variant `cur` of this file), timed and compared against bwdc's
-    # kernels in the same run with --kernels bwdc bwdcws (every output: BWD_CHUNK_OUTPUTS)
+    # kernels in the same run with --kernels bwdc bwdcws (every output: BWD_CHUNK_OUTPUTS); its defaults are the
+    # best measured (H200_bwdc_ws.md): TMA for full chunks, Gamma held, registers 256 / 224 / 24
     "bwdcws": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
                    combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
-    # the same with V, dO and A of full chunks by TMA (tma_inputs)
-    "bwdcwst": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
-                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True), fix=[], last_param="",
-                    ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
-    # and with Gamma held in WA's registers (hold_gamma)
-    "bwdcwsg": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
-                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True, hold_gamma=True), fix=[],
-                    last_param="", ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
-    # and with the registers split 248 / 232 / 24 (the producer's element copies only in partial chunks then)
-    "bwdcwsr": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
-                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True, regs=(248, 232, 24)), fix=[],
-                    last_param="", ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
-    # Gamma held with the registers split 248 / 232 / 24, and 256 / 224 / 24
-    "bwdcwsgr": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
-                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True, hold_gamma=True,
-                                 regs=(248, 232, 24)), fix=[], last_param="", ablations={}, combos=[],
-                     inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
-    "bwdcwsgw": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
-                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=True, hold_gamma=True,
-                                 regs=(256, 224, 24)), fix=[], last_param="", ablations={}, combos=[],
-                     inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
+    # the same with element copies for every input but the states (S0, dS1)
+    "bwdcwse": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
+                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=False, qk_tma=False), fix=[],
+                    last_param="", ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch",
+                    variants=["cur"]),
     "bwddh": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=[], last_param="", ablations={},
                   combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),

@@ -82,7 +82,7 @@ PROGRAMS = {
     # the chunk gradient warp specialized (three warpgroups, setmaxnreg: wgmma-only)
     "sm90": {**_SM90_PROGRAMS,
              "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
-                               dict(K=128, V=128, BT=64, tma_inputs=True), ())},
+                               dict(K=128, V=128, BT=64), ())},
     # the sm90 programs; the chunk gradient without batched reductions (TileLang 0.1.15 leaves the batch's
     # pack buffer undefined when it lowers them for sm_100a)
     "sm100": {**_SM90_PROGRAMS,

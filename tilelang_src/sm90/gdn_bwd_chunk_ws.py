@@ -10,8 +10,10 @@ v-heads, with the GEMMs no longer split over both warpgroups behind block barrie
       dVg = -gamma * dv in registers -> dK += dVg S0^T (dVg the register operand) -> (Vd) dK_r -> (dP)
       dK += dP^T Q -> dv stored through dVd's buffer -> (dKs) dK += dKs K.
   WP (warpgroup 2): one warp per input: S0 and dS1 by TMA; V, dO; A, g and beta (two stages); Q and K
-      once. Element copies zero-filled past the chunk's end (gdn_bwd_chunk.py: TMA for these leaked a NaN
-      of the next sequence into a partial chunk; the cause was not found).
+      once. Full chunks by TMA, partial ones by element copies zero-filled past the sequence end. The test
+      for a full chunk must not be `n_valid == BT` (see `full` below): so written, nvcc 13.0 turned it in
+      one warp into a predicate of the min/max that forms n_valid and sent partial chunks down the TMA
+      path, which read the next sequence's rows (the NaN leak of gdn_bwd_chunk.py's former TMA loads).
 
 WA's products that WK waits for come first (Pg, Ag, Vd, dP), its dQ-only products after them. A first
 order (dQ's state part before U and Vd, dv staged through dO's buffer after WA's last dO read) ran
@@ -44,12 +46,10 @@ def gdn_bwd_chunk_ws_sm90(
     V: int = 128,
     # kernel config
     BT: int = 64,
-    regs: tuple = (240, 224, 40),  # set_max_nreg of WA, WK, WP
-    tma_inputs: bool = False,  # V, dO and A of a full chunk by TMA too (Q and K always are; S0 and dS1 always)
-    hold_gamma: bool = False,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
-    qk_tma: bool = True,  # Q and K of a full chunk by TMA (else element copies in every chunk)
-    probe: str = "",  # debugging only (.carry leak probe): "k", "q", "a" put the abs sum of that tile's rows >= n_valid
-    # into dg[t0]; "kmma": dq's rows <- the column sums of K's rows >= n_valid by wgmma (dq's terms left out)
+    regs: tuple = (256, 224, 24),  # set_max_nreg of WA, WK, WP
+    tma_inputs: bool = True,  # V, dO and A of a full chunk by TMA (else element copies in every chunk)
+    qk_tma: bool = True,  # Q and K of a full chunk by TMA (S0 and dS1 always are)
+    hold_gamma: bool = True,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -135,7 +135,7 @@ def gdn_bwd_chunk_ws_sm90(
             # a full chunk, tested on the unclamped difference: nvcc 13.0 compiled `n_valid == BT` in the A warp into
             # the predicate output of the min/max that forms n_valid (VIMNMX.RELU R, P, P, x, 0x40), and that warp
             # took its TMA path in partial chunks (the rows after the sequence end reached its results;
-            # docs/bwdc_ws.md, "The NaN leak")
+            # benchmarks/results/H200_bwdc_ws.md, "The NaN leak")
             full = seq_end - t0 >= BT
 
             # inputs (WP)
@@ -177,8 +177,6 @@ def gdn_bwd_chunk_ws_sm90(
             dqf = T.alloc_fragment((BT, K), accum)
             rows_a = T.alloc_fragment((BT,), accum)
             rows_ac = T.alloc_fragment((BT,), accum)
-            pr_a = T.alloc_fragment((BT,), accum)  # probe "a0"
-            psum = T.alloc_var(accum)  # probe "nv"
             # WK's fragments
             acc_k = T.alloc_fragment((BT, V), accum)
             dv_r = T.alloc_fragment((BT, V), dtype)  # dv, held until dVd's buffer is free
@@ -226,21 +224,11 @@ def gdn_bwd_chunk_ws_sm90(
                 T.set_max_nreg(regs[0], 1)
                 T.clear(dqf)
                 T.barrier_wait(bar_qk[0], 0)
-                if probe == "kmma":
-                    for r, c in T.Parallel(BT, BT):
-                        pa[r, c] = T.if_then_else(c >= n_valid, 1.0, 0.0)
-                    T.copy(pa, pg_s)
-                    T.fence_proxy_async()
-                    T.gemm(pg_s, k_s, dqf, clear_accum=True)
                 for jv in T.serial(group):
                     hv = hq * group + jv
                     st = jv % 2
                     ph = jv % 2
                     T.barrier_wait(bar_ab[st], (jv // 2) % 2)
-                    if probe == "a0":
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = T.if_then_else(r >= n_valid, T.abs(T.cast(a_s[st, r, c], accum)), 0.0)
-                        T.reduce_sum(ma, pr_a, dim=1)
                     for r in T.Parallel(BT):
                         gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
                     # ---- P, Pg (held in pa until E's first part), Ag
@@ -305,8 +293,7 @@ def gdn_bwd_chunk_ws_sm90(
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dp[0])
-                    if probe != "kmma":
-                        T.gemm(dp_s, k_s, dqf)
+                    T.gemm(dp_s, k_s, dqf)
 
                     # ---- dQ's state part scale * gamma * (dO S0^T); its row products with Q (a gate). The last
                     # reads of dO and S0 here
@@ -316,8 +303,7 @@ def gdn_bwd_chunk_ws_sm90(
                     for r, c in T.Parallel(BT, K):
                         acc_a[r, c] *= scale * gam_a[r]
                     for r, c in T.Parallel(BT, K):
-                        if probe != "kmma":
-                            dqf[r, c] += acc_a[r, c]
+                        dqf[r, c] += acc_a[r, c]
                         acc_a[r, c] = acc_a[r, c] * q_s[r, c]
                     T.reduce_sum(acc_a, rows_a, dim=1)
                     for r in T.Parallel(BT):
@@ -382,26 +368,7 @@ def gdn_bwd_chunk_ws_sm90(
                     for r in T.Parallel(BT):
                         dgc_s[r] = T.if_then_else(
                             r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
-                    if probe in ("k", "q"):
-                        for r, c in T.Parallel(BT, K):
-                            acc_a[r, c] = T.if_then_else(
-                                r >= n_valid, T.abs(T.cast((k_s if probe == "k" else q_s)[r, c], accum)), 0.0)
-                        T.reduce_sum(acc_a, rows_a, dim=1)
-                        for r in T.Parallel(BT):
-                            dgc_s[r] = rows_a[r]
-                    if probe == "a":
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = T.if_then_else(r >= n_valid, T.abs(T.cast(a_s[st, r, c], accum)), 0.0)
-                        T.reduce_sum(ma, rows_a, dim=1)
-                        for r in T.Parallel(BT):
-                            dgc_s[r] = rows_a[r]
-                    if probe == "a0":
-                        for r in T.Parallel(BT):
-                            dgc_s[r] = pr_a[r]
-                    if probe == "nv":
-                        for r in T.Parallel(BT):
-                            dgc_s[r] = T.if_then_else(r < 2, b_s[st, r], 0.0)
-                    if tx == last and probe == "":
+                    if tx == last:
                         dgl = dgc_s[last]
                         for j in T.serial(K):
                             dgl = dgl + gam_a[BT - 1] * hs_s[st, j]
@@ -559,15 +526,6 @@ def gdn_bwd_chunk_ws_sm90(
                             g_s[st, r] = T.if_then_else(
                                 n_valid > 0, g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv], 0.0)
                             b_s[st, r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
-                        if probe == "nv":
-                            if tx == 352:
-                                psum = 0.0
-                                for r in T.serial(BT):
-                                    for c in T.serial(BT):
-                                        if r >= n_valid:
-                                            psum = psum + T.abs(T.cast(a_s[st, r, c], accum))
-                                b_s[st, 0] = T.cast(n_valid, accum)
-                                b_s[st, 1] = psum
                         T.fence_proxy_async()
                         T.barrier_arrive(bar_ab[st])
 
