@@ -1,6 +1,12 @@
-"""Loads of one chunk into a shared-memory ring stage, for the producer warps of the sequential
-kernels: TMA when the chunk is full, element copies zero-filled past the sequence end otherwise
-(rows of the next sequence are never read, so its NaN/Inf cannot leak into this one)."""
+"""Loads of one chunk into shared memory for producer warps: TMA when the chunk is full, element copies
+zero-filled past the sequence end otherwise (rows of the next sequence are never read, so its NaN/Inf
+cannot leak into this one). `load_rows` fills a ring stage (the sequential kernels), `load_tile` one
+buffer (the warp-specialized chunk gradient).
+
+Test a full chunk on the unclamped difference (`t0 + BT <= seq_end`), never as `n_valid == BT` on the
+clamped count: so written, nvcc 13.0 compiled the test in one producer warp of the chunk gradient into the
+predicate output of the min/max forming n_valid, and that warp took the TMA path in partial chunks
+(benchmarks/results/H200_bwdc_ws.md, "The NaN leak")."""
 
 import tilelang.language as T
 
@@ -24,3 +30,29 @@ def load_gate_beta(g_cumsum, beta, g_ring, b_ring, stage, t0, seq_end, hv, BT):
     for r in T.Parallel(BT):
         g_ring[stage, r] = g_cumsum[T.min(t0 + r, seq_end - 1), hv]
         b_ring[stage, r] = T.if_then_else(t0 + r < seq_end, beta[T.min(t0 + r, seq_end - 1), hv], 0.0)
+
+
+@T.macro
+def copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype):
+    """dst[r, c] <- src[t0 + r, head, c] for the chunk's rows, 0 past n_valid, a quarter of the rows per step:
+    for one producer warp, 8 loads of 16 bytes in flight per thread fit its registers (the whole tile at once
+    held 32 and spilled)."""
+    for qtr in T.serial(4):
+        for r, c in T.Parallel(BT // 4, width):
+            row = qtr * (BT // 4) + r
+            dst[row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
+
+
+@T.macro
+def load_tile(src, dst, bar, t0, head, n_valid, full, BT, width, dtype, tma):
+    """dst <- the chunk's rows of src[:, head, :]: by TMA on bar[0] when `tma` (trace time) and `full` (the
+    chunk is whole), else by copy_tile_rows (fenced for the async proxy). The caller arrives on bar."""
+    if tma:
+        if full:
+            T.tma_copy(src[t0:t0 + BT, head, 0:width], dst, barrier=bar[0])
+        else:
+            copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype)
+            T.fence_proxy_async()
+    else:
+        copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype)
+        T.fence_proxy_async()

@@ -32,6 +32,7 @@ dA (after WK's dVd), Ag's holds A^T dA (after WK's dv), dP's holds dKs (after WK
 
 import tilelang.language as T
 
+from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
 from common.seq_index import chunk_of_slot
 
@@ -78,30 +79,6 @@ def gdn_bwd_chunk_ws_sm90(
             cs[1] = cs[1] + cs[3]
             out[tx] = cs[0] + cs[1]
 
-    @T.macro
-    def copy_rows(src, dst, t0, head, n_valid, width):
-        """dst[r, c] <- src[t0 + r, head, c] for the chunk's rows, 0 past n_valid, by one warp, a quarter of
-        the rows per step: 8 loads of 16 bytes in flight per thread fit the producer's registers (the whole
-        tile at once held 32 and spilled)."""
-        for qtr in T.serial(4):
-            for r, c in T.Parallel(BT // 4, width):
-                row = qtr * (BT // 4) + r
-                dst[row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
-
-    @T.macro
-    def load_tile(src, dst, bar, t0, head, n_valid, full, width, tma):
-        """dst <- the chunk's rows of src[:, head, :]: by TMA on bar when `tma` (trace time) and the chunk is
-        full, else element copies zero-filled past n_valid (fenced for the async proxy). The caller arrives."""
-        if tma:
-            if full:
-                T.tma_copy(src[t0:t0 + BT, head, 0:width], dst, barrier=bar[0])
-            else:
-                copy_rows(src, dst, t0, head, n_valid, width)
-                T.fence_proxy_async()
-        else:
-            copy_rows(src, dst, t0, head, n_valid, width)
-            T.fence_proxy_async()
-
     @T.prim_func
     def gdn_bwd_chunk_ws(
         q: T.Tensor((num_tokens, H, K), dtype),
@@ -132,10 +109,8 @@ def gdn_bwd_chunk_ws_sm90(
             n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
             n_store = T.max(n_valid, n_tail)
             last = T.max(n_valid - 1, 0)
-            # a full chunk, tested on the unclamped difference: nvcc 13.0 compiled `n_valid == BT` in the A warp into
-            # the predicate output of the min/max that forms n_valid (VIMNMX.RELU R, P, P, x, 0x40), and that warp
-            # took its TMA path in partial chunks (the rows after the sequence end reached its results;
-            # benchmarks/results/H200_bwdc_ws.md, "The NaN leak")
+            # a full chunk, tested on the unclamped difference (common/chunk_load.py: `n_valid == BT` sent the A
+            # warp down its TMA path in partial chunks, an nvcc 13.0 miscompile)
             full = seq_end - t0 >= BT
 
             # inputs (WP)
@@ -486,8 +461,8 @@ def gdn_bwd_chunk_ws_sm90(
                     # Q and K once, S0 and dS1 per v-head: TMA (Q and K by element copies in a partial chunk). A
                     # producer warp each took four round trips for Q and K by element copies, and the consumers'
                     # first wait (for them) held 4.4% of the kernel's warp samples (Nsight Compute, 9dced96)
-                    load_tile(q, q_s, bar_qk, t0, hq, n_valid, full, K, qk_tma)
-                    load_tile(k, k_s, bar_qk, t0, hq, n_valid, full, K, qk_tma)
+                    load_tile(q, q_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
+                    load_tile(k, k_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
                     T.barrier_arrive(bar_qk[0])
                     for jv in T.serial(group):
                         hv = hq * group + jv
@@ -502,14 +477,14 @@ def gdn_bwd_chunk_ws_sm90(
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(v_free[0], (jv + 1) % 2)
-                        load_tile(v, w_s, bar_v, t0, hv, n_valid, full, V, tma_inputs)
+                        load_tile(v, w_s, bar_v, t0, hv, n_valid, full, BT, V, dtype, tma_inputs)
                         T.barrier_arrive(bar_v[0])
                 elif tx < 256 + 96:
                     # dO
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(do_free[0], (jv + 1) % 2)
-                        load_tile(d_o, do_s, bar_do, t0, hv, n_valid, full, V, tma_inputs)
+                        load_tile(d_o, do_s, bar_do, t0, hv, n_valid, full, BT, V, dtype, tma_inputs)
                         T.barrier_arrive(bar_do[0])
                 else:
                     # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
