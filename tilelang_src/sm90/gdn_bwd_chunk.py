@@ -76,7 +76,9 @@ def gdn_bwd_chunk_sm90(
         that chunk's gradients, tests/test_nonfinite.py, and no faster: 4.18 against 4.19 ms, (16, 32) 8192x4);
         cp.async for full chunks with cp.async.mbarrier.arrive.noinc on bar (slower, 1131.7 against 1110.9 us
         at (16, 64) 8192 tokens, and a NaN after a partial chunk again reached its dq, dk, dg, dbeta but not
-        its dv, on the H200 with the chunk's own loads masked: the cause was not found; branch next6, 2a855e4)."""
+        its dv, on the H200 with the chunk's own loads masked; branch next6, 2a855e4). The likely cause, found later
+        in gdn_bwd_chunk_ws.py: nvcc 13.0 miscompiled a full-chunk test written on the clamped n_valid
+        (common/chunk_load.py)."""
         T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar[0])
         for r, c in T.Parallel(BT, V):
             w_s[r, c] = T.if_then_else(r < n_valid, v[t0 + r, hv, c], T.cast(0, dtype))
