@@ -119,7 +119,7 @@ def gdn_bwd_chunk_ws_sm90(
             h_s = T.alloc_shared((K, V), dtype)  # S~0
             dh_s = T.alloc_shared((K, V), dtype)  # dS~1
             w_s = T.alloc_shared((BT, V), dtype)  # V, then W (WA)
-            do_s = T.alloc_shared((BT, V), dtype)  # dO, then dv and dVg (WK)
+            do_s = T.alloc_shared((BT, V), dtype)  # dO
             a_s = T.alloc_shared((2, BT, BT), dtype)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
