@@ -279,15 +279,16 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
-    ap.add_argument("--render", default=None, metavar="JSON",
-                    help="write --md from the JSON of an earlier run instead of measuring")
+    ap.add_argument("--render", nargs="+", default=None, metavar="JSON",
+                    help="write --md from the JSON of earlier runs instead of measuring; several runs (e.g. one "
+                         "head configuration per device call) of the same commit, mode and GPU become one table")
     args = ap.parse_args()
     if args.published_bwd and args.mode != "bwd":
         ap.error("--published-bwd selects backward shapes: use it with --mode bwd")
     if args.render:
-        run = json.loads(Path(args.render).read_text())
-        shown = list(dict.fromkeys(n for r in run["rows"] for n in r["ms"]))  # libraries, in row order
-        Path(args.md).write_text(markdown(run["info"], run["mode"], run["rows"], shown))
+        info, mode, rows = merge_runs([json.loads(Path(p).read_text()) for p in args.render])
+        shown = list(dict.fromkeys(n for r in rows for n in r["ms"]))  # libraries, in row order
+        Path(args.md).write_text(markdown(info, mode, rows, shown))
         return 0
 
     libs = {}
@@ -368,6 +369,24 @@ def summary(rows) -> str:
     if pf:
         out.append(f"median % of floor {statistics.median(pf):.0f}%")
     return "; ".join(out)
+
+
+def merge_runs(runs: list[dict]) -> tuple[dict, str, list[dict]]:
+    """One table from several runs: they must share the commit, mode, GPU and library versions (each row was
+    timed with its peers in one process; rows of different runs were not). The header keeps every run's
+    command and date, in order."""
+    keys = [k for k in runs[0]["info"] if k not in ("command", "date")]
+    for run in runs[1:]:
+        if run["mode"] != runs[0]["mode"]:
+            raise ValueError(f"runs of different modes: {runs[0]['mode']} and {run['mode']}")
+        for k in keys:
+            if run["info"].get(k) != runs[0]["info"][k]:
+                raise ValueError(f"runs differ in {k}: {runs[0]['info'][k]} and {run['info'].get(k)}")
+    info = dict(runs[0]["info"])
+    if len(runs) > 1:
+        info["command"] = " ; ".join(f"({i + 1}) {r['info']['command']}" for i, r in enumerate(runs))
+        info["date"] = " ; ".join(dict.fromkeys(r["info"]["date"] for r in runs))
+    return info, runs[0]["mode"], [row for run in runs for row in run["rows"]]
 
 
 def markdown(info, mode, rows, libs) -> str:

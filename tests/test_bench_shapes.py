@@ -43,3 +43,26 @@ def test_context_section_only_with_matching_rows():
     assert "Context, not a same-run comparison" in matching and "| m | 8k_1seq | (16, 32) | 0.500 |" in matching
     other = bench_gdn.markdown(info, "bwd", [_row("1x8192", 16, 32, 0.5)], ["flashqla"])
     assert "Context, not a same-run comparison" not in other
+
+
+def _run(commit, mode, seqlens, ms, command="python benchmarks/bench_gdn.py"):
+    return {"info": {"gpu": "NVIDIA H200", "commit": commit, "command": command, "date": "2026-11-30"},
+            "mode": mode, "rows": [_row(seqlens, 16, 32, ms)]}
+
+
+def test_runs_of_one_commit_render_as_one_table():
+    info, mode, rows = bench_gdn.merge_runs([_run("abc", "bwd", "8k_1seq", 1.0, "cmd one"),
+                                             _run("abc", "bwd", "32k_1seq", 2.0, "cmd two")])
+    assert mode == "bwd" and [r["seqlens"] for r in rows] == ["8k_1seq", "32k_1seq"]
+    assert info["command"] == "(1) cmd one ; (2) cmd two" and info["commit"] == "abc"
+    md = bench_gdn.markdown(info, mode, rows, ["flashqla"])
+    assert "8k_1seq" in md and "32k_1seq" in md and "cmd two" in md
+
+
+def test_runs_of_different_commits_or_modes_are_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="commit"):
+        bench_gdn.merge_runs([_run("abc", "bwd", "8k_1seq", 1.0), _run("def", "bwd", "8k_2seq", 1.0)])
+    with pytest.raises(ValueError, match="modes"):
+        bench_gdn.merge_runs([_run("abc", "bwd", "8k_1seq", 1.0), _run("abc", "fwd", "8k_2seq", 1.0)])
