@@ -1,0 +1,45 @@
+"""The mbarrier protocol of the warp-specialized chunk gradient, simulated on the CPU from its source
+(scripts/barrier_protocol_sim.py): no random schedule hangs or passes a wait on the wrong phase, for one to four
+v-heads per qk-head (and two chunk slots per CTA when the kernel walks several); a parity or an arrival count
+changed by one is caught."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from barrier_protocol_sim import check, parse  # noqa: E402
+
+KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_bwd_chunk_ws.py").read_text()
+WALKS_ITEMS = "for it in T.serial(items)" in KERNEL
+
+
+def test_every_role_and_barrier_is_read():
+    counts, roles = parse(KERNEL)
+    assert set(roles) == {"WA", "WK", "WP0", "WP1", "WP2", "WP3"}
+    assert {"bar_qk", "h_free", "ab_free", "fin"} <= set(counts) and counts["ab_free"] == [256, 256]
+    assert all(any(op[0] == "wait" for op in ops) for _, ops in roles.values())
+
+
+@pytest.mark.parametrize("group", [1, 2, 4])
+@pytest.mark.parametrize("items", [1, 2] if WALKS_ITEMS else [1])
+def test_no_schedule_hangs_or_misreads_a_phase(items, group):
+    assert check(KERNEL, items, group, runs=150) == []
+
+
+def test_a_wait_on_the_wrong_parity_hangs():
+    bad, n = re.subn(r"dks_read\[0\], \((\w+) \+ 1\) % 2", r"dks_read[0], \1 % 2", KERNEL)
+    assert n == 1
+    errors = check(bad, 1, 2, runs=20)
+    assert errors and all("hang" in e for e in errors)
+
+
+def test_a_wrong_arrival_count_hangs():
+    bad, n = re.subn(r"h_free = T\.alloc_barrier\(256\)", "h_free = T.alloc_barrier(384)", KERNEL)
+    assert n == 1
+    assert check(bad, 1, 2, runs=20)
