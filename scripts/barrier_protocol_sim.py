@@ -7,7 +7,9 @@ The roles are the kernel's branches (WA: tx < 128, WK: tx < 256, the producer wa
 `T.barrier_wait(bar[i], parity)` / `T.barrier_arrive(bar[i])` lines are read in order, inside the loops over
 the CTA's items (`for it in T.serial(items)`, if the kernel has them) and the group's v-heads
 (`for jv in T.serial(group)`), with the loop variables the kernel uses (it, jv, sj = it * group + jv,
-st = ph = sj % 2). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives with weight 128, a warp
+st = ph = sj % 2). Branches on a boolean parameter of the kernel factory (`if u_in_wk:` / `else:`) are taken
+by the parameter's value (its default, or as given); other branches are read whole (no barrier operation sits
+in one). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives with weight 128, a warp
 with 32; a TMA's bytes are taken to land with its arrival. A wait passes iff the barrier's completed phases
 have the other parity than `parity` (the hardware's test). Each run picks a random ready role per step; it
 reports a hang (no role can move), an over-arrival, or a wait that passes while the phase it means is not the
@@ -16,7 +18,7 @@ last or the one before it (`intent`: X % 2 means phase X, (X + 1) % 2 the phase 
 Not covered: the order of shared-memory reads and writes between the barriers (tests/test_nonfinite.py and
 the GPU suite judge those), and timing.
 
-    python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS]
+    python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False ...]
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ ROLE_MARKERS = [("WA", "if tx < 128:", 128), ("WK", "elif tx < 256:", 128), ("WP
 END_MARKER = "return gdn_bwd_chunk_ws"
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
 ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\((\[?[\d, ]+\]?)\)")
+FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
+IF_FLAG = re.compile(r"if (not )?(\w+):$")
 
 
 def intent(parity: str, env: dict) -> int:
@@ -43,32 +47,54 @@ def intent(parity: str, env: dict) -> int:
     return eval(m.group(1) if m else parity, {}, dict(env))
 
 
-def parse(source: str) -> tuple[dict, dict]:
-    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop_it"|"loop_jv"|"end", ...) marks."""
+def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
+    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop_it"|"loop_jv"|"end", ...) marks.
+    flags: values of the factory's boolean parameters (the defaults otherwise)."""
     lines = source.split("\n")
+    params = {m.group(1): m.group(2) == "True" for line in lines if (m := FLAG.match(line))}
+    params.update(flags or {})
     counts = {}
     for line in lines:
         m = ALLOC.search(line)
         if m:
             v = eval(m.group(2))
             counts[m.group(1)] = v if isinstance(v, list) else [v]
-    starts, pos = [], 0
+    starts, pos, indent_of = [], 0, None
     for name, marker, weight in ROLE_MARKERS:
-        pos = next(i for i in range(pos, len(lines)) if lines[i].strip() == marker)
+        # the producer warps' branches are siblings: the same indentation as the first of them
+        pos = next(i for i in range(pos, len(lines)) if lines[i].strip() == marker
+                   and (indent_of is None or len(lines[i]) - len(lines[i].lstrip()) == indent_of))
+        if name == "WP0":
+            indent_of = len(lines[pos]) - len(lines[pos].lstrip())
         starts.append((name, pos, weight))
     end = next(i for i in range(pos, len(lines)) if END_MARKER in lines[i])
     roles = {}
     for n, (name, lo, weight) in enumerate(starts):
         hi = starts[n + 1][1] if n + 1 < len(starts) else end
-        ops, open_loops = [], []  # open_loops: indents of the loops entered
+        ops, open_loops, conds = [], [], []  # indents of the loops entered; (indent, taken or None) of the ifs
         for line in lines[lo + 1:hi]:
-            if not line.strip():
+            if not line.strip() or line.strip().startswith("#"):
                 continue
             indent = len(line) - len(line.lstrip())
             while open_loops and indent <= open_loops[-1]:
                 open_loops.pop()
                 ops.append(("end",))
             text = line.strip()
+            if text == "else:" and conds and conds[-1][0] == indent:
+                taken = conds[-1][1]
+                conds[-1] = (indent, None if taken is None else not taken)
+                continue
+            while conds and indent <= conds[-1][0]:
+                conds.pop()
+            if text.startswith("if ") and text.endswith(":"):
+                m = IF_FLAG.fullmatch(text)
+                taken = None
+                if m and m.group(2) in params:
+                    taken = params[m.group(2)] != bool(m.group(1))
+                conds.append((indent, taken))
+                continue
+            if any(t is False for _, t in conds):
+                continue
             if text.startswith("for it in T.serial(items)"):
                 open_loops.append(indent)
                 ops.append(("loop_it",))
@@ -143,17 +169,19 @@ def simulate(counts: dict, progs: dict, seed: int) -> str | None:
             return f"wrong phase: {r} waited on {bar}[{idx}] meaning phase {meant}, {done[bar][idx]} completed"
 
 
-def check(source: str, items: int, group: int, runs: int = 500) -> list[str]:
-    counts, roles = parse(source)
+def check(source: str, items: int, group: int, runs: int = 500, flags: dict | None = None) -> list[str]:
+    counts, roles = parse(source, flags)
     progs = {r: (w, expand(ops, items, group)) for r, (w, ops) in roles.items()}
     return [f"seed {s}: {err}" for s in range(runs) if (err := simulate(counts, progs, s))]
 
 
 def main() -> int:
     path = sys.argv[1]
-    items, group, runs = (int(x) for x in (sys.argv[2:5] + ["1", "2", "500"][len(sys.argv) - 2:])[:3])
-    errors = check(open(path).read(), items, group, runs)
-    print(f"{path}: items={items} group={group}: {len(errors)} of {runs} schedules failed")
+    nums = [a for a in sys.argv[2:] if "=" not in a]
+    flags = {a.split("=")[0]: a.split("=")[1] == "True" for a in sys.argv[2:] if "=" in a}
+    items, group, runs = (int(x) for x in (nums + ["1", "2", "500"][len(nums):])[:3])
+    errors = check(open(path).read(), items, group, runs, flags)
+    print(f"{path}: items={items} group={group} {flags or ''}: {len(errors)} of {runs} schedules failed")
     for e in errors[:3]:
         print("  " + e)
     return 1 if errors else 0

@@ -17,6 +17,8 @@ from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_bwd_chunk_ws.py").read_text()
 WALKS_ITEMS = "for it in T.serial(items)" in KERNEL
+# the factory's flags that move barrier operations between warpgroups, each tried on
+FLAG_SETS = [{}] + [{name: True} for name in ("u_in_wk",) if f"    {name}: bool = False," in KERNEL]
 
 
 def test_every_role_and_barrier_is_read():
@@ -26,10 +28,11 @@ def test_every_role_and_barrier_is_read():
     assert all(any(op[0] == "wait" for op in ops) for _, ops in roles.values())
 
 
+@pytest.mark.parametrize("flags", FLAG_SETS)
 @pytest.mark.parametrize("group", [1, 2, 4])
 @pytest.mark.parametrize("items", [1, 2] if WALKS_ITEMS else [1])
-def test_no_schedule_hangs_or_misreads_a_phase(items, group):
-    assert check(KERNEL, items, group, runs=150) == []
+def test_no_schedule_hangs_or_misreads_a_phase(items, group, flags):
+    assert check(KERNEL, items, group, runs=150, flags=flags) == []
 
 
 def test_a_wait_on_the_wrong_parity_hangs():
