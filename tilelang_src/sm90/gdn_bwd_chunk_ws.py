@@ -2,11 +2,11 @@
 gdn_bwd_chunk.py (its docstring has the math), one CTA per (chunk slot, qk-head) walking the group's
 v-heads, with the GEMMs no longer split over both warpgroups behind block barriers but split by chain:
 
-  WA (warpgroup 0, holds dQ): P = Q K^T, Pg, Ag -> U = K S0, W -> Vd = Ag W -> dPg = dO Vd^T, E's first
+  WA (warpgroup 0, holds dQ): P = Q K^T, Pg, Ag -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first
       part, dP -> dQ += dP K -> dQ's state part dO S0^T -> (dVd) dAb = Gamma * (dVd W^T), E, dA, dbeta's
       first part -> dL = strictLower(-A^T dA A^T), K K^T, dbeta's second part, dKs = dKK + dKK^T
       -> the v-head's dg and dbeta.
-  WK (warpgroup 1, holds dK): K dS1 -> (Pg) dVd = r * (K dS1) + Pg^T dO -> <S0, dS1> -> (Ag) dv = Ag^T dVd,
+  WK (warpgroup 1, holds dK): U = K S0, W = V - gamma U -> K dS1 -> (Pg) dVd = r * (K dS1) + Pg^T dO -> <S0, dS1> -> (Ag) dv = Ag^T dVd,
       dVg = -gamma * dv in registers -> dK += dVg S0^T (dVg the register operand) -> (Vd) dK_r -> (dP)
       dK += dP^T Q -> dv stored through dVd's buffer -> (dKs) dK += dKs K.
   WP (warpgroup 2): one warp per input: S0 and dS1 by TMA; V, dO; A, g and beta (two stages); Q and K
@@ -28,6 +28,10 @@ readers' barrier of the previous v-head (parity (jv + 1) % 2, which a fresh barr
 Shared memory is single-buffered but for A, g and beta (two stages), as in gdn_bwd_chunk.py; buffers are
 reused by hand where shape and dtype match: V's holds W, dVd's holds dv (WK, after WA's dAb), Pg's holds
 dA (after WK's dVd), Ag's holds A^T dA (after WK's dv), dP's holds dKs (after WK's dP^T Q).
+
+U and W are WK's (`u_in_wk`, the default): in WA they were 4 of its 22 GEMM units per v-head (64 x 64 x 64
+each) against WK's 20, and WA's chain sets the period; WK hands W to WA on `bar_w`. `u_in_wk=False` is the
+former split (H200_bwdc_ws.md, twelfth session).
 """
 
 import tilelang.language as T
@@ -51,6 +55,7 @@ def gdn_bwd_chunk_ws_sm90(
     tma_inputs: bool = True,  # V, dO and A of a full chunk by TMA (else element copies in every chunk)
     qk_tma: bool = True,  # Q and K of a full chunk by TMA (S0 and dS1 always are)
     hold_gamma: bool = True,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
+    u_in_wk: bool = True,  # U = K S0 and W = V - gamma U formed by WK (first in its step) and handed to WA
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -185,6 +190,7 @@ def gdn_bwd_chunk_ws_sm90(
             dvd_read = T.alloc_barrier(128)  # WA's dVd read (WK may write dv there, then the next dVd)
             # WK -> WA
             bar_dvd = T.alloc_barrier(128)
+            bar_w = T.alloc_barrier(128)  # W written into V's buffer (u_in_wk)
             bar_kg = T.alloc_barrier(128)  # gu, ka, hs of the v-head written
             ag_read = T.alloc_barrier(128)  # Ag read (WA may write dA)
             vd_read = T.alloc_barrier(128)  # Vd read (WA may write the next Vd)
@@ -237,13 +243,17 @@ def gdn_bwd_chunk_ws_sm90(
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_ag[0])
 
-                    # ---- U = K S0, W = V - gamma * U into V's buffer; Vd = Ag W (WK's dK_r waits for it)
-                    T.barrier_wait(bar_h[0], ph)
-                    T.gemm(k_s, h_s, acc_a, clear_accum=True)
-                    T.barrier_wait(bar_v[0], ph)
-                    for r, c in T.Parallel(BT, V):
-                        acc_a[r, c] = w_s[r, c] - gam_a[r] * acc_a[r, c]
-                    T.copy(acc_a, w_s)
+                    # ---- U = K S0, W = V - gamma * U into V's buffer (here, or by WK with u_in_wk); Vd = Ag W
+                    # (WK's dK_r waits for it)
+                    if u_in_wk:
+                        T.barrier_wait(bar_w[0], ph)
+                    else:
+                        T.barrier_wait(bar_h[0], ph)
+                        T.gemm(k_s, h_s, acc_a, clear_accum=True)
+                        T.barrier_wait(bar_v[0], ph)
+                        for r, c in T.Parallel(BT, V):
+                            acc_a[r, c] = w_s[r, c] - gam_a[r] * acc_a[r, c]
+                        T.copy(acc_a, w_s)
                     T.gemm(ag_s, w_s, acc_a, clear_accum=True)
                     T.barrier_wait(vd_read[0], (jv + 1) % 2)
                     T.copy(acc_a, vd_s)
@@ -376,6 +386,17 @@ def gdn_bwd_chunk_ws_sm90(
                         gam_k[r] = T.exp2(g_s[st, r] * LOG2E)
                         rr_k[r] = T.if_then_else(r < n_valid, T.exp2((g_s[st, BT - 1] - g_s[st, r]) * LOG2E), 0.0)
                     T.barrier_arrive(ab_free[st])
+
+                    if u_in_wk:
+                        # ---- U = K S0, W = V - gamma * U into V's buffer, for WA's Vd = Ag W
+                        T.barrier_wait(bar_h[0], ph)
+                        T.gemm(k_s, h_s, acc_k, clear_accum=True)
+                        T.barrier_wait(bar_v[0], ph)
+                        for r, c in T.Parallel(BT, V):
+                            acc_k[r, c] = w_s[r, c] - gam_k[r] * acc_k[r, c]
+                        T.copy(acc_k, w_s)
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_w[0])
 
                     # ---- dVd = r * (K dS1) + Pg^T dO (WA's dAb waits for it)
                     T.barrier_wait(bar_dh[0], ph)
