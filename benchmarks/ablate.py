@@ -277,10 +277,15 @@ SPECS = {
                  combos=[], inputs=bwd_chunk_inputs, unit="us/launch"),
     # the warp-specialized chunk gradient (variant `cur` of this file), timed and compared against bwdc's
     # kernels in the same run with --kernels bwdc bwdcws (every output: BWD_CHUNK_OUTPUTS); its defaults are the
-    # best measured (H200_bwdc_ws.md): TMA for full chunks, Gamma held, registers 256 / 224 / 24
+    # best measured (H200_bwdc_ws.md): TMA for full chunks, Gamma held, registers 256 / 224 / 24, U and W by WK;
+    # variant `base` is the kernel file of --base-dir (another commit's kernel in the same process)
     "bwdcws": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
-                   combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
+                   combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["base", "cur"]),
+    # the former split: U = K S0 and W formed by WA (u_in_wk=False)
+    "bwdcwsa": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
+                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, u_in_wk=False), fix=[], last_param="",
+                    ablations={}, combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["cur"]),
     # the same with element copies for every input but the states (S0, dS1)
     "bwdcwse": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, tma_inputs=False, qk_tma=False), fix=[],

@@ -17,8 +17,8 @@ from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_bwd_chunk_ws.py").read_text()
 WALKS_ITEMS = "for it in T.serial(items)" in KERNEL
-# the factory's flags that move barrier operations between warpgroups, each tried on
-FLAG_SETS = [{}] + [{name: True} for name in ("u_in_wk",) if f"    {name}: bool = False," in KERNEL]
+# the factory's flags that move barrier operations between warpgroups, each tried on and off (and the defaults)
+FLAG_SETS = [{}] + [{name: on} for name in ("u_in_wk",) if f"    {name}: bool = " in KERNEL for on in (True, False)]
 
 
 def test_every_role_and_barrier_is_read():
