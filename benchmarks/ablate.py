@@ -296,6 +296,12 @@ SPECS = {
                   combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),
 }
 
+# variants of the warp-specialized chunk gradient by its factory's arguments: setmaxnreg splits (WA, WK, WP; the
+# sum at most 504, see the kernel) and Vd formed in two halves
+for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
+                      "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsh": dict(vd_halves=True)}.items():
+    SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
+
 
 def time_us(fn, reps: int = 20) -> float:
     import torch

@@ -56,6 +56,7 @@ def gdn_bwd_chunk_ws_sm90(
     qk_tma: bool = True,  # Q and K of a full chunk by TMA (S0 and dS1 always are)
     hold_gamma: bool = True,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
     u_in_wk: bool = True,  # U = K S0 and W = V - gamma U formed by WK (first in its step) and handed to WA
+    vd_halves: bool = False,  # WA forms Vd = Ag W in two 64-column halves (a 32-register accumulator at its peak)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -154,6 +155,7 @@ def gdn_bwd_chunk_ws_sm90(
             gm = T.alloc_fragment((BT, BT), accum)  # Gamma (hold_gamma)
             ma = T.alloc_fragment((BT, BT), accum)  # Ag, dPg, dAb, A^T dA, dL
             acc_a = T.alloc_fragment((BT, V), accum)
+            acc_h = T.alloc_fragment((BT, V // 2), accum)  # Vd's halves (vd_halves)
             dqf = T.alloc_fragment((BT, K), accum)
             rows_a = T.alloc_fragment((BT,), accum)
             rows_ac = T.alloc_fragment((BT,), accum)
@@ -254,9 +256,16 @@ def gdn_bwd_chunk_ws_sm90(
                         for r, c in T.Parallel(BT, V):
                             acc_a[r, c] = w_s[r, c] - gam_a[r] * acc_a[r, c]
                         T.copy(acc_a, w_s)
-                    T.gemm(ag_s, w_s, acc_a, clear_accum=True)
-                    T.barrier_wait(vd_read[0], (jv + 1) % 2)
-                    T.copy(acc_a, vd_s)
+                    if vd_halves:
+                        T.gemm(ag_s, w_s[:, 0:V // 2], acc_h, clear_accum=True)
+                        T.barrier_wait(vd_read[0], (jv + 1) % 2)
+                        T.copy(acc_h, vd_s[:, 0:V // 2])
+                        T.gemm(ag_s, w_s[:, V // 2:V], acc_h, clear_accum=True)
+                        T.copy(acc_h, vd_s[:, V // 2:V])
+                    else:
+                        T.gemm(ag_s, w_s, acc_a, clear_accum=True)
+                        T.barrier_wait(vd_read[0], (jv + 1) % 2)
+                        T.copy(acc_a, vd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_vd[0])
 
