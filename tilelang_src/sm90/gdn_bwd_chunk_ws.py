@@ -37,6 +37,7 @@ former split (H200_bwdc_ws.md, twelfth session).
 import tilelang.language as T
 
 from common.chunk_load import load_tile
+from common.chunk_sums import add_whole_chunk_terms
 from common.chunk_store import store_chunk_rows
 from common.seq_index import chunk_of_slot
 
@@ -57,6 +58,7 @@ def gdn_bwd_chunk_ws_sm90(
     hold_gamma: bool = True,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
     u_in_wk: bool = True,  # U = K S0 and W = V - gamma U formed by WK (first in its step) and handed to WA
     vd_halves: bool = False,  # WA forms Vd = Ag W in two 64-column halves (a 32-register accumulator at its peak)
+    dg_warp_sum: bool = False,  # the whole-chunk terms of dg summed by WA's first warp (else one thread's chain)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -362,7 +364,9 @@ def gdn_bwd_chunk_ws_sm90(
                     for r in T.Parallel(BT):
                         dgc_s[r] = T.if_then_else(
                             r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
-                    if tx == last:
+                    if dg_warp_sum:
+                        add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_a[BT - 1], last, tx, dgl, K, BT)
+                    elif tx == last:
                         dgl = dgc_s[last]
                         for j in T.serial(K):
                             dgl = dgl + gam_a[BT - 1] * hs_s[st, j]

@@ -1,0 +1,25 @@
+"""Small warp-level sums of the chunk-gradient kernels."""
+
+import tilelang.language as T
+
+
+@T.macro
+def add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_last, last, tx, part: T.Ref, K, BT):
+    """dgc_s[last] += gam_last * sum_j hs_s[st, j] + sum_j ka_s[st, j]: the whole-chunk gate terms of dgc,
+    gamma_last <dS1, S0> (hs_s: the K row sums of S0 * dS1) and sum K * dK_r (ka_s: BT row sums), landing
+    on the chunk's last real token. `st` is the stage of the two-stage arrays.
+
+    The first warp of the calling warpgroup (tx < 32) sums them: each lane a strided part (K / 32 + BT / 32
+    loads), then a butterfly over the warp, instead of one thread's chain of K + BT dependent adds with
+    the warpgroup's other warps waiting at its next barrier. The order of the additions differs from the
+    chain's (not bitwise the same dg on the last real token). `part` is an fp32 var of the caller."""
+    if tx < 32:
+        part = T.float32(0)
+        for m in T.unroll(K // 32):
+            part = part + hs_s[st, tx + 32 * m]
+        part = gam_last * part
+        for m in T.unroll(BT // 32):
+            part = part + ka_s[st, tx + 32 * m]
+        part = T.warp_reduce_sum(part)
+        if tx == 0:
+            dgc_s[last] = dgc_s[last] + part
