@@ -57,8 +57,8 @@ def gdn_bwd_chunk_ws_sm90(
     qk_tma: bool = True,  # Q and K of a full chunk by TMA (S0 and dS1 always are)
     hold_gamma: bool = True,  # WA forms Gamma once per v-head and holds it (32 registers) instead of four times
     u_in_wk: bool = True,  # U = K S0 and W = V - gamma U formed by WK (first in its step) and handed to WA
-    vd_halves: bool = False,  # WA forms Vd = Ag W in two 64-column halves (a 32-register accumulator at its peak)
-    dg_warp_sum: bool = False,  # the whole-chunk terms of dg summed by WA's first warp (else one thread's chain)
+    vd_halves: bool = True,  # WA forms Vd = Ag W in two 64-column halves (a 32-register accumulator at its peak)
+    dg_warp_sum: bool = True,  # the whole-chunk terms of dg summed by WA's first warp (else one thread's chain)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
