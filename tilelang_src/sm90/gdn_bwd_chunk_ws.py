@@ -59,6 +59,7 @@ def gdn_bwd_chunk_ws_sm90(
     u_in_wk: bool = True,  # U = K S0 and W = V - gamma U formed by WK (first in its step) and handed to WA
     vd_halves: bool = True,  # WA forms Vd = Ag W in two 64-column halves (a 32-register accumulator at its peak)
     dg_warp_sum: bool = True,  # the whole-chunk terms of dg summed by WA's first warp (else one thread's chain)
+    frag_stores: bool = False,  # dA and dKs formed in fragments and stored by stmatrix (else element stores)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -323,19 +324,30 @@ def gdn_bwd_chunk_ws_sm90(
                             bc = b_s[st, c]
                             ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
                             pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
-                    for r, c in T.Parallel(BT, BT):
-                        pa_c = ma[r, c] * b_s[st, c]
-                        pg_s[r, c] = T.cast(pa_c, dtype)
+                    if not frag_stores:
+                        for r, c in T.Parallel(BT, BT):
+                            pa_c = ma[r, c] * b_s[st, c]
+                            pg_s[r, c] = T.cast(pa_c, dtype)
                     # Gamma gate: row sums of E here, its column sums from fp32 shared memory
                     T.reduce_sum(pa, rows_ac, dim=1)
                     for r in T.Parallel(BT):
                         er_s[r] = rows_ac[r]
                     T.copy(pa, sq_s[:, 0:BT])
                     col_sums(sq_s, ec_s, cs, tx)
-                    for r, c in T.Parallel(BT, BT):
-                        ma[r, c] = ma[r, c] * a_s[st, r, c]
-                    T.copy(ma, sq_s[:, 0:BT])
-                    col_sums(sq_s, db1_s, cs, tx)
+                    if frag_stores:
+                        # dAb * A's column sums from pa (E is summed), then dA = dAb * beta_col in ma, by stmatrix
+                        for r, c in T.Parallel(BT, BT):
+                            pa[r, c] = ma[r, c] * a_s[st, r, c]
+                        T.copy(pa, sq_s[:, 0:BT])
+                        col_sums(sq_s, db1_s, cs, tx)
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = ma[r, c] * b_s[st, c]
+                        T.copy(ma, pg_s)
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = ma[r, c] * a_s[st, r, c]
+                        T.copy(ma, sq_s[:, 0:BT])
+                        col_sums(sq_s, db1_s, cs, tx)
 
                     # ---- dL = strictLower(-A^T dA A^T) (A^T dA in Ag's buffer once WK's dv has read Ag);
                     # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP
@@ -354,8 +366,14 @@ def gdn_bwd_chunk_ws_sm90(
                     for r in T.Parallel(BT):
                         db2_s[r] = rows_ac[r]
                     T.barrier_wait(dp_read[0], ph)
-                    for r, c in T.Parallel(BT, BT):
-                        dp_s[r, c] = T.cast(sq_s[r, c] + sq_s[c, r], dtype)
+                    if frag_stores:
+                        # the transposed reads of the padded fp32 rows are conflict-free in the fragment's layout
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = ma[r, c] + sq_s[c, r]
+                        T.copy(ma, dp_s)
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            dp_s[r, c] = T.cast(sq_s[r, c] + sq_s[c, r], dtype)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dks[0])
 
