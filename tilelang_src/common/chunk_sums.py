@@ -6,8 +6,8 @@ import tilelang.language as T
 @T.macro
 def add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_last, last, tx, part: T.Ref, K, BT):
     """dgc_s[last] += gam_last * sum_j hs_s[st, j] + sum_j ka_s[st, j]: the whole-chunk gate terms of dgc,
-    gamma_last <dS1, S0> (hs_s: the K row sums of S0 * dS1) and sum K * dK_r (ka_s: BT row sums), landing
-    on the chunk's last real token. `st` is the stage of the two-stage arrays.
+    gamma_last <dS1, S0> (hs_s: partial sums of S0 * dS1 in its first K entries) and sum K * dK_r (ka_s: BT
+    row sums), landing on the chunk's last real token. `st` is the stage of the two-stage arrays.
 
     The first warp of the calling warpgroup (tx < 32) sums them: each lane a strided part (K / 32 + BT / 32
     loads), then a butterfly over the warp, instead of one thread's chain of K + BT dependent adds with

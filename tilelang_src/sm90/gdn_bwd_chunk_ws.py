@@ -60,11 +60,13 @@ def gdn_bwd_chunk_ws_sm90(
     vd_halves: bool = True,  # WA forms Vd = Ag W in two 64-column halves (a 32-register accumulator at its peak)
     dg_warp_sum: bool = True,  # the whole-chunk terms of dg summed by WA's first warp (else one thread's chain)
     frag_stores: bool = False,  # dA and dKs formed in fragments and stored by stmatrix (else element stores)
+    hs_fold: bool = False,  # <S0, dS1>'s four row quarters added elementwise before one row reduction (32 sums)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
     # over 3 x 168 = 504 waits forever (a first version with 240 + 232 + 40 hung on the H200)
     assert sum(regs) <= 504 and all(r % 8 == 0 for r in regs)
+    n_hs = K // 4 if hs_fold else K  # the entries of hs_s that WK writes and the dg sum reads
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -151,7 +153,7 @@ def gdn_bwd_chunk_ws_sm90(
             dgc_s = T.alloc_shared((BT,), accum)
             gu_s = T.alloc_shared((2, BT), accum)  # sum_k K * (dVg S0^T)   (WK)
             ka_s = T.alloc_shared((2, BT), accum)  # sum_k K * dK_r         (WK)
-            hs_s = T.alloc_shared((2, K), accum)  # row sums of S0 * dS1   (WK)
+            hs_s = T.alloc_shared((2, K), accum)  # row sums of S0 * dS1   (WK; the first n_hs hold them all)
 
             # WA's fragments
             pa = T.alloc_fragment((BT, BT), accum)  # scale * Gamma * P (held until E's first part), E, dL * K K^T
@@ -383,10 +385,10 @@ def gdn_bwd_chunk_ws_sm90(
                         dgc_s[r] = T.if_then_else(
                             r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
                     if dg_warp_sum:
-                        add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_a[BT - 1], last, tx, dgl, K, BT)
+                        add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_a[BT - 1], last, tx, dgl, n_hs, BT)
                     elif tx == last:
                         dgl = dgc_s[last]
-                        for j in T.serial(K):
+                        for j in T.serial(n_hs):
                             dgl = dgl + gam_a[BT - 1] * hs_s[st, j]
                         for j in T.serial(BT):
                             dgl = dgl + ka_s[st, j]
@@ -444,15 +446,27 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_arrive(bar_dvd[0])
 
                     # ---- <S0, dS1>'s row sums (the whole-chunk gate), a quarter of the rows at a time (a loop, not
-                    # unrolled: unrolled it was WK's largest stretch of code, ~700 SASS instructions)
+                    # unrolled: unrolled it was WK's largest stretch of code, ~700 SASS instructions). Only their
+                    # total is used: with hs_fold the quarters are added elementwise first and one row reduction
+                    # leaves K / 4 partial sums (a quarter of the cross-thread reductions)
                     T.barrier_wait(bar_h[0], ph)
-                    for qtr in T.serial(4):
-                        for a, b in T.Parallel(K // 4, V):
-                            hprod[a, b] = T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
-                                dh_s[qtr * (K // 4) + a, b], accum)
+                    if hs_fold:
+                        T.clear(hprod)
+                        for qtr in T.serial(4):
+                            for a, b in T.Parallel(K // 4, V):
+                                hprod[a, b] += T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
+                                    dh_s[qtr * (K // 4) + a, b], accum)
                         T.reduce_sum(hprod, hsum, dim=1)
                         for a in T.Parallel(K // 4):
-                            hs_s[st, qtr * (K // 4) + a] = hsum[a]
+                            hs_s[st, a] = hsum[a]
+                    else:
+                        for qtr in T.serial(4):
+                            for a, b in T.Parallel(K // 4, V):
+                                hprod[a, b] = T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
+                                    dh_s[qtr * (K // 4) + a, b], accum)
+                            T.reduce_sum(hprod, hsum, dim=1)
+                            for a in T.Parallel(K // 4):
+                                hs_s[st, qtr * (K // 4) + a] = hsum[a]
 
                     # ---- dv = Ag^T dVd (kept in q's dtype until dVd's buffer is free); dVg = -gamma * dv as the
                     # register operand of dK += dVg S0^T, whose row products with K are the gate of W
