@@ -59,3 +59,16 @@ def chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq: T.Ref, hi: T.
     base = T.alloc_var("int32")
     find_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, base, seq_end)
     return base + (slot - (base // BT + seq)) * BT
+
+
+def chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT):
+    """The rows of a chunk-parallel CTA's chunk (t0, seq, seq_end from chunk_of_slot): n_valid, the rows
+    that belong to the chunk, and n_tail, the rows of the padding tail [cu[N], T) that a tail slot owns
+    (at most one of the two is nonzero). A plain function: the caller binds both names and forms
+    n_store = T.max(n_valid, n_tail) from them, so that each stays a let of its own and the lowered code is
+    the one measured on the GPU (returned as one expression, the store predicates became nested min/max
+    selects: another program for nvcc, which once miscompiled a test fused into such a min/max,
+    common/chunk_load.py). A full chunk is tested on `seq_end - t0 >= BT`, never on `n_valid == BT`."""
+    n_valid = T.max(T.min(seq_end - t0, BT), 0)
+    n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
+    return n_valid, n_tail

@@ -23,7 +23,7 @@ slots of the padding tail write zeros. Same prim_func signature as sm90/gdn_bwd_
 
 import tilelang.language as T
 
-from common.seq_index import chunk_of_slot
+from common.seq_index import chunk_of_slot, chunk_rows
 
 LOG2E = 1.4426950408889634
 
@@ -78,8 +78,7 @@ def gdn_bwd_chunk_sm120(
             seq_end = T.alloc_var("int32", init=0)
             t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
             # rows [t0, t0 + n_valid) belong to the chunk; a slot of the padding tail owns rows up to T
-            n_valid = T.max(T.min(seq_end - t0, BT), 0)
-            n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
+            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
             n_store = T.max(n_valid, n_tail)  # at most one of the two is nonzero
             last = T.max(n_valid - 1, 0)  # row of the chunk's last real token
 

@@ -21,7 +21,7 @@ tail [cu[N], T) get gc = 0, A = 0 and Z = 0.
 import tilelang.language as T
 
 from common.chunk_store import store_chunk_rows
-from common.seq_index import chunk_of_slot
+from common.seq_index import chunk_of_slot, chunk_rows
 
 LOG2E = 1.4426950408889634
 ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrices
@@ -73,8 +73,7 @@ def gdn_chunk_prep_sm90(
             seq_end = T.alloc_var("int32", init=0)
             t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
             # rows [t0, t0 + n_valid) belong to the chunk; a slot of the padding tail owns rows up to T
-            n_valid = T.max(T.min(seq_end - t0, BT), 0)
-            n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
+            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
             n_store = T.max(n_valid, n_tail)  # at most one of the two is nonzero
 
             k_s = T.alloc_shared((BT, K), dtype)

@@ -39,7 +39,7 @@ import tilelang.language as T
 from common.chunk_load import load_tile
 from common.chunk_sums import add_whole_chunk_terms
 from common.chunk_store import store_chunk_rows
-from common.seq_index import chunk_of_slot
+from common.seq_index import chunk_of_slot, chunk_rows
 
 LOG2E = 1.4426950408889634
 ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrix (bank spread, see gdn_bwd_chunk.py)
@@ -116,8 +116,7 @@ def gdn_bwd_chunk_ws_sm90(
             hi = T.alloc_var("int32", init=0)
             seq_end = T.alloc_var("int32", init=0)
             t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
-            n_valid = T.max(T.min(seq_end - t0, BT), 0)
-            n_tail = T.if_then_else(seq == num_seqs, T.max(T.min(num_tokens - t0, BT), 0), 0)
+            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
             n_store = T.max(n_valid, n_tail)
             last = T.max(n_valid - 1, 0)
             # a full chunk, tested on the unclamped difference (common/chunk_load.py: `n_valid == BT` sent the A
