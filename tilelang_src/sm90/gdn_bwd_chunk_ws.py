@@ -61,6 +61,7 @@ def gdn_bwd_chunk_ws_sm90(
     dg_warp_sum: bool = True,  # the whole-chunk terms of dg summed by WA's first warp (else one thread's chain)
     frag_stores: bool = False,  # dA and dKs formed in fragments and stored by stmatrix (else element stores)
     hs_fold: bool = False,  # <S0, dS1>'s four row quarters added elementwise before one row reduction (32 sums)
+    wa_async: bool = False,  # WA issues Q K^T before forming Gamma, and dP K with dO S0^T, each pair under one wait
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -219,12 +220,24 @@ def gdn_bwd_chunk_ws_sm90(
                     for r in T.Parallel(BT):
                         gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
                     # ---- P, Pg (held in pa until E's first part), Ag
-                    T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
-                    if hold_gamma:
+                    if wa_async and hold_gamma:
+                        # Gamma formed while the tensor cores take Q K^T
+                        T.wgmma_gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
                         for r, c in T.Parallel(BT, BT):
                             gr = g_s[st, r]
                             gc = g_s[st, c]
                             gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
+                        T.wait_wgmma(0)
+                        # the accumulator's reads stay after the wait (nvcc may not move them above it)
+                        T.warpgroup_fence_operand(pa, num_regs=BT * BT // 128)
+                    else:
+                        T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
+                    if hold_gamma:
+                        if not wa_async:
+                            for r, c in T.Parallel(BT, BT):
+                                gr = g_s[st, r]
+                                gc = g_s[st, c]
+                                gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
                         for r, c in T.Parallel(BT, BT):
                             pa[r, c] = (scale * gm[r, c]) * pa[r, c]
                     else:
@@ -291,11 +304,17 @@ def gdn_bwd_chunk_ws_sm90(
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dp[0])
-                    T.gemm(dp_s, k_s, dqf)
-
                     # ---- dQ's state part scale * gamma * (dO S0^T); its row products with Q (a gate). The last
                     # reads of dO and S0 here
-                    T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
+                    if wa_async:
+                        T.wgmma_gemm(dp_s, k_s, dqf)
+                        T.wgmma_gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
+                        T.wait_wgmma(0)
+                        T.warpgroup_fence_operand(dqf, num_regs=BT * K // 128)
+                        T.warpgroup_fence_operand(acc_a, num_regs=BT * V // 128)
+                    else:
+                        T.gemm(dp_s, k_s, dqf)
+                        T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(h_free[0])
                     T.barrier_arrive(do_free[0])
                     for r, c in T.Parallel(BT, K):
