@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Random-schedule simulation of the mbarrier protocol of the warp-specialized chunk gradient
-(tilelang_src/sm90/gdn_bwd_chunk_ws.py), run on its source: a hang or a wait that passes on the wrong phase
-shows here on the CPU instead of as a stuck H200 call.
+(tilelang_src/sm90/gdn_bwd_chunk_ws.py), run on its source: a hang, a wait that passes on the wrong phase or
+two warpgroups' unordered accesses to a shared buffer show here on the CPU instead of as a stuck H200 call or
+wrong gradients.
 
 The roles are the kernel's branches (WA: tx < 128, WK: tx < 256, the producer warps WP0..WP3); each role's
 `T.barrier_wait(bar[i], parity)` / `T.barrier_arrive(bar[i])` lines are read in order, inside the loops over
@@ -9,7 +10,7 @@ the CTA's items (`for it in T.serial(items)`, if the kernel has them) and the gr
 (`for jv in T.serial(group)`), with the loop variables the kernel uses (it, jv, sj = it * group + jv,
 st = ph = sj % 2). Branches on a boolean parameter of the kernel factory (`if u_in_wk:` / `else:`) are taken
 by the parameter's value (its default, or as given); other branches are read whole (no barrier operation sits
-in one). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives with weight 128, a warp
+in one; their accesses all count). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives with weight 128, a warp
 with 32; a TMA's bytes are taken to land with its arrival. A wait passes iff the barrier's completed phases
 have the other parity than `parity` (the hardware's test). Each run picks a random ready role per step; it
 reports a hang (no role can move), an over-arrival, or a wait that passes while the phase it means is not the
