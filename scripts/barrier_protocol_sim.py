@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Random-schedule simulation of the mbarrier protocol of the warp-specialized chunk gradient
-(tilelang_src/sm90/gdn_bwd_chunk_ws.py), run on its source: a hang or a wait that passes on the wrong phase
-shows here on the CPU instead of as a stuck H200 call.
+(tilelang_src/sm90/gdn_bwd_chunk_ws.py), run on its source: a hang, a wait that passes on the wrong phase or
+two warpgroups' unordered accesses to a shared buffer show here on the CPU instead of as a stuck H200 call or
+wrong gradients.
 
 The roles are the kernel's branches (WA: tx < 128, WK: tx < 256, the producer warps WP0..WP3); each role's
 `T.barrier_wait(bar[i], parity)` / `T.barrier_arrive(bar[i])` lines are read in order, inside the loops over
@@ -9,14 +10,20 @@ the CTA's items (`for it in T.serial(items)`, if the kernel has them) and the gr
 (`for jv in T.serial(group)`), with the loop variables the kernel uses (it, jv, sj = it * group + jv,
 st = ph = sj % 2). Branches on a boolean parameter of the kernel factory (`if u_in_wk:` / `else:`) are taken
 by the parameter's value (its default, or as given); other branches are read whole (no barrier operation sits
-in one). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives with weight 128, a warp
+in one; their accesses all count). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives with weight 128, a warp
 with 32; a TMA's bytes are taken to land with its arrival. A wait passes iff the barrier's completed phases
 have the other parity than `parity` (the hardware's test). Each run picks a random ready role per step; it
 reports a hang (no role can move), an over-arrival, or a wait that passes while the phase it means is not the
 last or the one before it (`intent`: X % 2 means phase X, (X + 1) % 2 the phase before X).
 
-Not covered: the order of shared-memory reads and writes between the barriers (tests/test_nonfinite.py and
-the GPU suite judge those), and timing.
+Shared memory: every line of a role that names a shared buffer (`T.alloc_shared`) is an access, a write for
+an assignment's target and for the destination argument of the copies and macros in ACCESS_ARGS, a read
+otherwise; an index `st` as the first subscript names that stage of a two-stage buffer, any other index the
+whole buffer. Vector clocks follow the barriers (an arrive releases the role's clock into the barrier, a
+wait that passes acquires every phase completed so far), and two accesses of different roles to the same
+place, one of them a write, must be ordered by them: otherwise the run reports a race (a TMA's write counts
+at its issue, in the producer's order; the warps of one role are taken to be in program order, as the
+kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
 
     python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False ...]
 """
@@ -34,6 +41,12 @@ BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?
 ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\((\[?[\d, ]+\]?)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
 IF_FLAG = re.compile(r"if (not )?(\w+):$")
+SHARED = re.compile(r"(\w+) = T\.alloc_shared\(")
+# calls whose arguments at these positions a call reads / writes (the others it does not touch)
+ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
+               "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
+               "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
+               "add_whole_chunk_terms": ((0, 1, 2), (0,))}
 
 
 def intent(parity: str, env: dict) -> int:
@@ -47,10 +60,50 @@ def intent(parity: str, env: dict) -> int:
     return eval(m.group(1) if m else parity, {}, dict(env))
 
 
+def split_args(text: str) -> list[str]:
+    """The top-level comma-separated arguments of a call's argument text."""
+    args, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return args + [cur.strip()] if cur.strip() else args
+
+
+def places(text: str, shared: set) -> list[tuple[str, str | None]]:
+    """The shared buffers a piece of code names: (buffer, "st" if its first subscript is the stage, else None)."""
+    out = []
+    for m in re.finditer(r"\b(\w+)\b(\[([^\],]*))?", text):
+        if m.group(1) in shared:
+            out.append((m.group(1), "st" if (m.group(3) or "").strip() == "st" else None))
+    return out
+
+
+def accesses(text: str, shared: set) -> tuple[list, list]:
+    """(reads, writes) of one line of a role."""
+    m = re.match(r"([\w.]+)\((.*)\)$", text)
+    if m and m.group(1) in ACCESS_ARGS:
+        args = split_args(m.group(2))
+        rd, wr = ACCESS_ARGS[m.group(1)]
+        return ([p for i in rd if i < len(args) for p in places(args[i], shared)],
+                [p for i in wr if i < len(args) for p in places(args[i], shared)])
+    m = re.match(r"(\w+)\[([^\]]*)\] *[-+*]?= *(.*)$", text)
+    if m and m.group(1) in shared:
+        target = (m.group(1), "st" if m.group(2).split(",")[0].strip() == "st" else None)
+        return places(m.group(3), shared), [target]
+    return places(text, shared), []
+
+
 def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
-    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop_it"|"loop_jv"|"end", ...) marks.
+    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop_it"|"loop_jv"|"end", ...) marks
+    and ("access", reads, writes) for the lines that name shared buffers.
     flags: values of the factory's boolean parameters (the defaults otherwise)."""
     lines = source.split("\n")
+    shared = {m.group(1) for line in lines if (m := SHARED.search(line))}
     params = {m.group(1): m.group(2) == "True" for line in lines if (m := FLAG.match(line))}
     params.update(flags or {})
     counts = {}
@@ -105,13 +158,18 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
                 m = BARRIER_OP.search(text)
                 if m:
                     ops.append((m.group(1), m.group(2), m.group(3), m.group(4)))
+                elif not text.startswith(("for ", "elif ", "else")):
+                    reads, writes = accesses(text, shared)
+                    if reads or writes:
+                        ops.append(("access", reads, writes))
         ops += [("end",)] * len(open_loops)
         roles[name] = (weight, ops)
     return counts, roles
 
 
 def expand(ops: list, items: int, group: int) -> list:
-    """The role's barrier operations in program order: (kind, barrier, index, parity, meant phase)."""
+    """The role's barrier operations in program order: (kind, barrier, index, parity, meant phase), and its
+    accesses: ("access", reads, writes, None, None) with places (buffer, stage or None)."""
     def walk(body, env):
         out, i = [], 0
         while i < len(body):
@@ -126,6 +184,12 @@ def expand(ops: list, items: int, group: int) -> list:
                 for v in range(count):
                     out += walk(body[i + 1:j - 1], dict(env, **{var: v}))
                 i = j
+            elif op[0] == "access":
+                st = (env["it"] * group + env["jv"]) % 2
+                def at(ps):
+                    return [(b, st if s == "st" else None) for b, s in ps]
+                out.append(("access", at(op[1]), at(op[2]), None, None))
+                i += 1
             else:
                 kind, bar, idx, parity = op
                 e = dict(env, group=group)
@@ -138,18 +202,27 @@ def expand(ops: list, items: int, group: int) -> list:
     return walk(ops, {"it": 0, "jv": 0})
 
 
+def join(a: dict, b: dict) -> dict:
+    return {r: max(a.get(r, 0), b.get(r, 0)) for r in a.keys() | b.keys()}
+
+
 def simulate(counts: dict, progs: dict, seed: int) -> str | None:
     """None, or what went wrong in this random schedule."""
     rnd = random.Random(seed)
     arrived = {b: [0] * len(c) for b, c in counts.items()}
     done = {b: [0] * len(c) for b, c in counts.items()}
     pc = {r: 0 for r in progs}
+    clock = {r: {r: 1} for r in progs}  # each role's vector clock
+    pending = {b: [{} for _ in c] for b, c in counts.items()}  # released into the phase in progress
+    released = {b: [{} for _ in c] for b, c in counts.items()}  # every completed phase's releases
+    last_write = {}  # place -> (role, its clock then)
+    reads = {}  # place -> {role: its clock then}, since the last write
     while True:
         ready = []
         for r, (weight, prog) in progs.items():
             if pc[r] < len(prog):
                 kind, bar, idx, parity, _ = prog[pc[r]]
-                if kind == "arrive" or done[bar][idx] % 2 != parity:
+                if kind in ("arrive", "access") or done[bar][idx] % 2 != parity:
                     ready.append(r)
         if not ready:
             left = {r: progs[r][1][pc[r]][:4] for r in progs if pc[r] < len(progs[r][1])}
@@ -158,15 +231,54 @@ def simulate(counts: dict, progs: dict, seed: int) -> str | None:
         weight, prog = progs[r]
         kind, bar, idx, parity, meant = prog[pc[r]]
         pc[r] += 1
+        clock[r][r] += 1
+        if kind == "access":
+            err = access(r, clock[r], bar, idx, last_write, reads)
+            if err:
+                return err
+            continue
         if kind == "arrive":
+            pending[bar][idx] = join(pending[bar][idx], clock[r])
             arrived[bar][idx] += weight
             if arrived[bar][idx] > counts[bar][idx]:
                 return f"over-arrival: {r} on {bar}[{idx}]"
             if arrived[bar][idx] == counts[bar][idx]:
                 arrived[bar][idx] = 0
                 done[bar][idx] += 1
+                released[bar][idx] = join(released[bar][idx], pending[bar][idx])
+                pending[bar][idx] = {}
         elif not meant + 1 <= done[bar][idx] <= meant + 2:
             return f"wrong phase: {r} waited on {bar}[{idx}] meaning phase {meant}, {done[bar][idx]} completed"
+        else:
+            clock[r] = join(clock[r], released[bar][idx])
+
+
+def overlaps(place: tuple, other: tuple) -> bool:
+    return place[0] == other[0] and (place[1] is None or other[1] is None or place[1] == other[1])
+
+
+def access(r: str, now: dict, reads_of: list, writes_of: list, last_write: dict, reads: dict) -> str | None:
+    """Record role r's reads and writes at clock `now`; a race with an access of another role that `now` has not
+    seen (no barrier chain orders them) is the error."""
+    def seen(role, then):
+        return role == r or then[role] <= now.get(role, 0)
+    for place in reads_of + writes_of:
+        for p, (w, then) in last_write.items():
+            if overlaps(place, p) and not seen(w, then):
+                return f"race: {r} {'writes' if place in writes_of else 'reads'} {place[0]}[{place[1]}] " \
+                       f"unordered after {w}'s write"
+    for place in writes_of:
+        for p, rs in reads.items():
+            for role, then in rs.items():
+                if overlaps(place, p) and not seen(role, then):
+                    return f"race: {r} writes {place[0]}[{place[1]}] unordered after {role}'s read"
+    for place in reads_of:
+        reads.setdefault(place, {})[r] = dict(now)
+    for place in writes_of:
+        for p in [p for p in list(last_write) + list(reads) if overlaps(place, p)]:
+            last_write.pop(p, None)
+            reads.pop(p, None)
+        last_write[place] = (r, dict(now))
 
 
 def check(source: str, items: int, group: int, runs: int = 500, flags: dict | None = None) -> list[str]:

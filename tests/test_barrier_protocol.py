@@ -1,7 +1,8 @@
 """The mbarrier protocol of the warp-specialized chunk gradient, simulated on the CPU from its source
-(scripts/barrier_protocol_sim.py): no random schedule hangs or passes a wait on the wrong phase, for one to four
-v-heads per qk-head (and two chunk slots per CTA when the kernel walks several); a parity or an arrival count
-changed by one is caught."""
+(scripts/barrier_protocol_sim.py): no random schedule hangs, passes a wait on the wrong phase or lets two
+warpgroups touch the same shared buffer (one of them writing) without a barrier chain between them, for one to
+four v-heads per qk-head (and two chunk slots per CTA when the kernel walks several); a parity or an arrival
+count changed by one, or a wait removed, is caught."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_bwd_chunk_ws.py").read_text()
 WALKS_ITEMS = "for it in T.serial(items)" in KERNEL
 # the factory's flags that move barrier operations between warpgroups, each tried on and off (and the defaults)
 FLAG_SETS = [{}] + [{name: on} for name in ("u_in_wk",) if f"    {name}: bool = " in KERNEL for on in (True, False)]
+# and every option that moves shared-memory accesses at once
+OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async")
+FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
 
 
 def test_every_role_and_barrier_is_read():
@@ -46,3 +50,22 @@ def test_a_wrong_arrival_count_hangs():
     bad, n = re.subn(r"h_free = T\.alloc_barrier\(256\)", "h_free = T.alloc_barrier(384)", KERNEL)
     assert n == 1
     assert check(bad, 1, 2, runs=20)
+
+
+def test_every_role_touches_shared_memory():
+    _, roles = parse(KERNEL)
+    for role, (_, ops) in roles.items():
+        assert any(op[0] == "access" for op in ops), role
+    wa_reads = {place[0] for op in roles["WA"][1] if op[0] == "access" for place in op[1]}
+    assert {"q_s", "k_s", "w_s", "vd_s", "dvd_s", "a_s", "g_s"} <= wa_reads
+
+
+@pytest.mark.parametrize("barrier, role, buffer", [("bar_w", "WA", "w_s"), ("bar_vd", "WK", "vd_s"),
+                                                   ("dp_read", "WA", "dp_s")])
+def test_a_missing_wait_is_a_race(barrier, role, buffer):
+    """Without the wait, a buffer's reader and writer are ordered by no barrier chain: the run reports the race
+    (the wait on bar_w guards W for WA, on bar_vd Vd for WK, on dp_read dP's buffer before WA writes dKs there)."""
+    bad, n = re.subn(rf"\n +T\.barrier_wait\({barrier}\[0\], ph\)\n", "\n", KERNEL)
+    assert n == 1
+    errors = check(bad, 1, 2, runs=20, flags={"u_in_wk": True})
+    assert errors and all("race" in e and buffer in e for e in errors), errors[:2]
