@@ -9,12 +9,13 @@ The roles are the kernel's branches (WA: tx < 128, WK: tx < 256, the producer wa
 the CTA's items (`for it in T.serial(items)`, if the kernel has them) and the group's v-heads
 (`for jv in T.serial(group)`), with the loop variables the kernel uses (it, jv, sj = it * group + jv,
 st = ph = sj % 2). Branches on a boolean parameter of the kernel factory (`if u_in_wk:` / `else:`) are taken
-by the parameter's value (its default, or as given); other branches are read whole (no barrier operation sits
-in one; their accesses all count). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives with weight 128, a warp
-with 32; a TMA's bytes are taken to land with its arrival. A wait passes iff the barrier's completed phases
-have the other parity than `parity` (the hardware's test). Each run picks a random ready role per step; it
-reports a hang (no role can move), an over-arrival, or a wait that passes while the phase it means is not the
-last or the one before it (`intent`: X % 2 means phase X, (X + 1) % 2 the phase before X).
+by the parameter's value (its default, or as given); other branches are read whole (no barrier operation
+sits in one; their accesses all count). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives
+with weight 128, a warp with 32; a TMA's bytes are taken to land with its arrival. A wait passes iff the
+barrier's completed phases have the other parity than `parity` (the hardware's test). Each run picks a random
+ready role per step; it reports a hang (no role can move), an over-arrival, or a wait that passes while the
+phase it means is not the last or the one before it (`intent`: X % 2 means phase X, (X + 1) % 2 the phase
+before X).
 
 Shared memory: every line of a role that names a shared buffer (`T.alloc_shared`) is an access, a write for
 an assignment's target and for the destination argument of the copies and macros in ACCESS_ARGS, a read

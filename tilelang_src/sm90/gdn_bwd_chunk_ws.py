@@ -6,9 +6,10 @@ v-heads, with the GEMMs no longer split over both warpgroups behind block barrie
       part, dP -> dQ += dP K -> dQ's state part dO S0^T -> (dVd) dAb = Gamma * (dVd W^T), E, dA, dbeta's
       first part -> dL = strictLower(-A^T dA A^T), K K^T, dbeta's second part, dKs = dKK + dKK^T
       -> the v-head's dg and dbeta.
-  WK (warpgroup 1, holds dK): U = K S0, W = V - gamma U -> K dS1 -> (Pg) dVd = r * (K dS1) + Pg^T dO -> <S0, dS1> -> (Ag) dv = Ag^T dVd,
-      dVg = -gamma * dv in registers -> dK += dVg S0^T (dVg the register operand) -> (Vd) dK_r -> (dP)
-      dK += dP^T Q -> dv stored through dVd's buffer -> (dKs) dK += dKs K.
+  WK (warpgroup 1, holds dK): U = K S0, W = V - gamma U -> K dS1 -> (Pg) dVd = r * (K dS1) + Pg^T dO
+      -> <S0, dS1> -> (Ag) dv = Ag^T dVd, dVg = -gamma * dv in registers -> dK += dVg S0^T (dVg the
+      register operand) -> (Vd) dK_r -> (dP) dK += dP^T Q -> dv stored through dVd's buffer -> (dKs)
+      dK += dKs K.
   WP (warpgroup 2): one warp per input: S0 and dS1 by TMA; V, dO; A, g and beta (two stages); Q and K
       once. Full chunks by TMA, partial ones by element copies zero-filled past the sequence end. The test
       for a full chunk must not be `n_valid == BT` (see `full` below): so written, nvcc 13.0 turned it in
