@@ -230,14 +230,15 @@ def simulate(counts: dict, progs: dict, seed: int) -> str | None:
             return f"hang: {left}" if left else None
         r = rnd.choice(ready)
         weight, prog = progs[r]
-        kind, bar, idx, parity, meant = prog[pc[r]]
+        op = prog[pc[r]]
         pc[r] += 1
         clock[r][r] += 1
-        if kind == "access":
-            err = access(r, clock[r], bar, idx, last_write, reads)
+        if op[0] == "access":
+            err = access(r, clock[r], op[1], op[2], last_write, reads)
             if err:
                 return err
             continue
+        kind, bar, idx, parity, meant = op
         if kind == "arrive":
             pending[bar][idx] = join(pending[bar][idx], clock[r])
             arrived[bar][idx] += weight
