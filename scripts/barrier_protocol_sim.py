@@ -20,8 +20,9 @@ before X).
 Shared memory: every line of a role that names a shared buffer (`T.alloc_shared`) is an access, a write for
 an assignment's target and for the destination argument of the copies and macros in ACCESS_ARGS, a read
 otherwise; an index `st` as the first subscript names that stage of a two-stage buffer (as does the buffer
-passed whole to a call that also takes `st`), any other index the whole buffer. Vector clocks follow the barriers (an arrive releases the role's clock into the barrier, a
-wait that passes acquires every phase completed so far), and two accesses of different roles to the same
+passed whole to a call that also takes `st`), any other index the whole buffer. Vector clocks follow the
+barriers (an arrive releases the role's clock into the barrier, a wait that passes acquires every phase
+completed so far), and two accesses of different roles to the same
 place, one of them a write, must be ordered by them: otherwise the run reports a race (a TMA's write counts
 at its issue, in the producer's order; the warps of one role are taken to be in program order, as the
 kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
