@@ -19,9 +19,10 @@ before X).
 
 Shared memory: every line of a role that names a shared buffer (`T.alloc_shared`) is an access, a write for
 an assignment's target and for the destination argument of the copies and macros in ACCESS_ARGS, a read
-otherwise; an index `st` as the first subscript names that stage of a two-stage buffer, any other index the
-whole buffer. Vector clocks follow the barriers (an arrive releases the role's clock into the barrier, a
-wait that passes acquires every phase completed so far), and two accesses of different roles to the same
+otherwise; an index `st` as the first subscript names that stage of a two-stage buffer (as does the buffer
+passed whole to a call that also takes `st`), any other index the whole buffer. Vector clocks follow the
+barriers (an arrive releases the role's clock into the barrier, a wait that passes acquires every phase
+completed so far), and two accesses of different roles to the same
 place, one of them a write, must be ordered by them: otherwise the run reports a race (a TMA's write counts
 at its issue, in the producer's order; the warps of one role are taken to be in program order, as the
 kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
@@ -42,7 +43,7 @@ BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?
 ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\((\[?[\d, ]+\]?)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
 IF_FLAG = re.compile(r"if (not )?(\w+):$")
-SHARED = re.compile(r"(\w+) = T\.alloc_shared\(")
+SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stage buffer
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
@@ -75,28 +76,32 @@ def split_args(text: str) -> list[str]:
     return args + [cur.strip()] if cur.strip() else args
 
 
-def places(text: str, shared: set) -> list[tuple[str, str | None]]:
-    """The shared buffers a piece of code names: (buffer, "st" if its first subscript is the stage, else None)."""
+def places(text: str, shared: dict, stage_arg: bool = False) -> list[tuple[str, str | None]]:
+    """The shared buffers a piece of code names: (buffer, "st" if its first subscript is the stage, else None).
+    stage_arg: the code is a call that also takes `st`, so a two-stage buffer passed whole means its stage st
+    (a macro such as form_gamma(gm, g_s, st))."""
     out = []
     for m in re.finditer(r"\b(\w+)\b(\[([^\],]*))?", text):
         if m.group(1) in shared:
-            out.append((m.group(1), "st" if (m.group(3) or "").strip() == "st" else None))
+            staged = (m.group(3) or "").strip() == "st" or (m.group(2) is None and stage_arg and shared[m.group(1)])
+            out.append((m.group(1), "st" if staged else None))
     return out
 
 
-def accesses(text: str, shared: set) -> tuple[list, list]:
+def accesses(text: str, shared: dict) -> tuple[list, list]:
     """(reads, writes) of one line of a role."""
     m = re.match(r"([\w.]+)\((.*)\)$", text)
+    stage_arg = bool(m) and "st" in split_args(m.group(2))
     if m and m.group(1) in ACCESS_ARGS:
         args = split_args(m.group(2))
         rd, wr = ACCESS_ARGS[m.group(1)]
-        return ([p for i in rd if i < len(args) for p in places(args[i], shared)],
-                [p for i in wr if i < len(args) for p in places(args[i], shared)])
+        return ([p for i in rd if i < len(args) for p in places(args[i], shared, stage_arg)],
+                [p for i in wr if i < len(args) for p in places(args[i], shared, stage_arg)])
     m = re.match(r"(\w+)\[([^\]]*)\] *[-+*]?= *(.*)$", text)
     if m and m.group(1) in shared:
         target = (m.group(1), "st" if m.group(2).split(",")[0].strip() == "st" else None)
         return places(m.group(3), shared), [target]
-    return places(text, shared), []
+    return places(text, shared, stage_arg), []
 
 
 def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
@@ -104,7 +109,7 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     and ("access", reads, writes) for the lines that name shared buffers.
     flags: values of the factory's boolean parameters (the defaults otherwise)."""
     lines = source.split("\n")
-    shared = {m.group(1) for line in lines if (m := SHARED.search(line))}
+    shared = {m.group(1): m.group(2) is not None for line in lines if (m := SHARED.search(line))}
     params = {m.group(1): m.group(2) == "True" for line in lines if (m := FLAG.match(line))}
     params.update(flags or {})
     counts = {}

@@ -92,6 +92,26 @@ def gdn_bwd_chunk_ws_sm90(
             cs[1] = cs[1] + cs[3]
             out[tx] = cs[0] + cs[1]
 
+    @T.macro
+    def form_gamma(gm, g_s, st):
+        """gm <- Gamma of stage st: exp(g_r - g_c) on and below the diagonal, 0 above."""
+        for r, c in T.Parallel(BT, BT):
+            gr = g_s[st, r]
+            gc = g_s[st, c]
+            gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
+
+    @T.macro
+    def scale_gamma(x, gm, g_s, st, scale):
+        """x <- scale * Gamma * x: from the held Gamma (hold_gamma), else with Gamma formed inline."""
+        if hold_gamma:
+            for r, c in T.Parallel(BT, BT):
+                x[r, c] = (scale * gm[r, c]) * x[r, c]
+        else:
+            for r, c in T.Parallel(BT, BT):
+                gr = g_s[st, r]
+                gc = g_s[st, c]
+                x[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * x[r, c]
+
     @T.prim_func
     def gdn_bwd_chunk_ws(
         q: T.Tensor((num_tokens, H, K), dtype),
@@ -224,28 +244,15 @@ def gdn_bwd_chunk_ws_sm90(
                     if wa_async and hold_gamma:
                         # Gamma formed while the tensor cores take Q K^T
                         T.wgmma_gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
-                        for r, c in T.Parallel(BT, BT):
-                            gr = g_s[st, r]
-                            gc = g_s[st, c]
-                            gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
+                        form_gamma(gm, g_s, st)
                         T.wait_wgmma(0)
                         # the accumulator's reads stay after the wait (nvcc may not move them above it)
                         T.warpgroup_fence_operand(pa, num_regs=BT * BT // 128)
                     else:
                         T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
-                    if hold_gamma:
-                        if not wa_async:
-                            for r, c in T.Parallel(BT, BT):
-                                gr = g_s[st, r]
-                                gc = g_s[st, c]
-                                gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
-                        for r, c in T.Parallel(BT, BT):
-                            pa[r, c] = (scale * gm[r, c]) * pa[r, c]
-                    else:
-                        for r, c in T.Parallel(BT, BT):
-                            gr = g_s[st, r]
-                            gc = g_s[st, c]
-                            pa[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * pa[r, c]
+                    if hold_gamma and not wa_async:
+                        form_gamma(gm, g_s, st)
+                    scale_gamma(pa, gm, g_s, st, scale)
                     T.copy(pa, pg_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_pg[0])
@@ -293,14 +300,7 @@ def gdn_bwd_chunk_ws_sm90(
                     for r, c in T.Parallel(BT, BT):
                         pa[r, c] = pa[r, c] * ma[r, c]
                     T.copy(pa, sq_s[:, 0:BT])
-                    if hold_gamma:
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = (scale * gm[r, c]) * ma[r, c]
-                    else:
-                        for r, c in T.Parallel(BT, BT):
-                            gr = g_s[st, r]
-                            gc = g_s[st, c]
-                            ma[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
+                    scale_gamma(ma, gm, g_s, st, scale)
                     T.barrier_wait(dks_read[0], (jv + 1) % 2)
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
