@@ -297,20 +297,16 @@ SPECS = {
 }
 
 # variants of the warp-specialized chunk gradient by its factory's arguments: setmaxnreg splits (WA, WK, WP; the
-# sum at most 504, see the kernel), Vd formed in two halves, dg's whole-chunk terms summed by a warp, dA and
-# dKs stored from fragments, <S0, dS1>'s quarters folded before one reduction, WA's GEMMs issued ahead of work
-# that does not need them
+# sum at most 504, see the kernel); each of the four WA options on by default turned off (Vd formed in two
+# halves, dg's whole-chunk terms summed by a warp, dA and dKs stored from fragments, <S0, dS1>'s quarters folded
+# before one reduction) and all four off (7fa5060's kernel); WA's GEMMs issued ahead of work that does not need
+# them (wa_async, off by default)
+_WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
-                      "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsh": dict(vd_halves=True),
-                      "bwdcwsg": dict(dg_warp_sum=True), "bwdcwshg": dict(vd_halves=True, dg_warp_sum=True),
-                      "bwdcwsf": dict(frag_stores=True),
-                      "bwdcwshgf": dict(vd_halves=True, dg_warp_sum=True, frag_stores=True),
-                      "bwdcwsk": dict(hs_fold=True),
-                      "bwdcwsall": dict(vd_halves=True, dg_warp_sum=True, frag_stores=True, hs_fold=True),
-                      "bwdcwsy": dict(wa_async=True),
-                      "bwdcwsally": dict(vd_halves=True, dg_warp_sum=True, frag_stores=True, hs_fold=True,
-                                         wa_async=True),
-                      "bwdcws0": dict(vd_halves=False, dg_warp_sum=False)}.items():
+                      "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
+                      "bwdcwsng": dict(dg_warp_sum=False), "bwdcwsnf": dict(frag_stores=False),
+                      "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
+                      "bwdcwsy": dict(wa_async=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

@@ -60,8 +60,8 @@ def gdn_bwd_chunk_ws_sm90(
     u_in_wk: bool = True,  # U = K S0 and W = V - gamma U formed by WK (first in its step) and handed to WA
     vd_halves: bool = True,  # WA forms Vd = Ag W in two 64-column halves (a 32-register accumulator at its peak)
     dg_warp_sum: bool = True,  # the whole-chunk terms of dg summed by WA's first warp (else one thread's chain)
-    frag_stores: bool = False,  # dA and dKs formed in fragments and stored by stmatrix (else element stores)
-    hs_fold: bool = False,  # <S0, dS1>'s four row quarters added elementwise before one row reduction (32 sums)
+    frag_stores: bool = True,  # dA and dKs formed in fragments and stored by stmatrix (else element stores)
+    hs_fold: bool = True,  # <S0, dS1>'s four row quarters added elementwise before one row reduction (32 sums)
     wa_async: bool = False,  # WA issues Q K^T before forming Gamma, and dP K with dO S0^T, each pair under one wait
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
