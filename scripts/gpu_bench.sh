@@ -5,18 +5,20 @@
 # Each step has its own time limit (FQ_BENCH_TIMEOUT, default 300 s) so one slow step leaves the others.
 set -uo pipefail
 OUT=${OUT:-/tmp/flashqla_out}
-mkdir -p "$OUT" /tmp/peers
-rm -rf /tmp/site
-python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
-[ -f .carry/peers.tar.xz ] && tar xJf .carry/peers.tar.xz -C /tmp/peers
-export PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1
+# FQ_TMP: the folder for the installed wheel, the peers and their caches (one per concurrent run, e.g. one per GPU)
+tmp=${FQ_TMP:-/tmp}
+mkdir -p "$OUT" "$tmp/peers"
+rm -rf "$tmp/site"
+python3 -m pip install -q --no-deps --no-index --target "$tmp/site" .carry/flashqla-*.whl 2>&1 | grep -v WARNING
+[ -f .carry/peers.tar.xz ] && tar xJf .carry/peers.tar.xz -C "$tmp/peers"
+export PYTHONPATH="$tmp/site:$tmp/peers" PYTHONUNBUFFERED=1
 # the device gets the tree without .git: scripts write the commit into .carry/COMMIT beforehand
 [ -f .carry/COMMIT ] && export FLASHQLA_COMMIT="$(cat .carry/COMMIT)"
 # The peers' first-use compiles (FlashQLA's TileLang kernels, FLA's Triton kernels and autotuning: 80-100 s
 # per head configuration and library) are cached on disk. With FQ_SAVE_PEER_CACHE=1 the caches are written
 # to $OUT/peer_cache.tar at the end (if under the 16 MiB a returned file may have); copied to
 # .carry/peer_cache.tar they are unpacked before the next call's benchmarks, which then skip the compiles.
-peer_cache=/tmp/peer_cache
+peer_cache=$tmp/peer_cache
 mkdir -p "$peer_cache/tilelang" "$peer_cache/triton"
 export TILELANG_CACHE_DIR="$peer_cache/tilelang" TRITON_CACHE_DIR="$peer_cache/triton" TRITON_CACHE_AUTOTUNING=1
 [ -f .carry/peer_cache.tar ] && tar xf .carry/peer_cache.tar -C "$peer_cache"
