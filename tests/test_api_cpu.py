@@ -207,11 +207,12 @@ def test_fake_tensor_shapes():
     args = _op_args()
     with FakeTensorMode() as mode:
         fargs = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
-        o, ht, gc, A = torch.ops.flashqla.gdn_fwd(*fargs)
+        o, ht, gc, A, states = torch.ops.flashqla.gdn_fwd(*fargs)
     assert o.shape == (1, 70, 4, 128) and o.dtype == torch.bfloat16
     assert ht.shape == (2, 4, 128, 128) and ht.dtype == torch.float32
     assert gc.shape == (1, 70, 4) and gc.dtype == torch.float32
     assert A.shape == (1, 70, 4, 64) and A.dtype == torch.bfloat16
+    assert states.shape == (0, 4, 128, 128) and states.dtype == torch.bfloat16
 
 
 @pytest.mark.parametrize("h0", [True, False])
@@ -227,7 +228,7 @@ def test_opcheck_fwd(h0):
 
 def test_opcheck_bwd():
     q, k, v, g, beta, scale, h0, cu, _, vfirst = _op_args()
-    o, ht, gc, A = torch.ops.flashqla.gdn_fwd(q, k, v, g, beta, scale, h0, cu, True, vfirst)
+    o, ht, gc, A, _ = torch.ops.flashqla.gdn_fwd(q, k, v, g, beta, scale, h0, cu, True, vfirst)
     args = (q, k, v, gc, beta, A, torch.randn_like(o), torch.randn_like(ht), scale, h0, cu, vfirst)
     torch.library.opcheck(torch.ops.flashqla.gdn_bwd.default, args,
                           test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))

@@ -29,7 +29,7 @@ def bwd_args(d: str, cu_seqlens: torch.Tensor | None = None) -> dict:
     a = fwd_args(d)
     if cu_seqlens is not None:
         a["cu_seqlens"] = cu_seqlens
-    o, ht, gc, A = torch.ops.flashqla.gdn_fwd(*a.values())
+    o, ht, gc, A, _ = torch.ops.flashqla.gdn_fwd(*a.values())
     return dict(q=a["q"], k=a["k"], v=a["v"], g_cumsum=gc, beta=a["beta"], A=A, do=torch.randn_like(o),
                 dht=torch.randn_like(ht), scale=a["scale"], initial_state=a["initial_state"],
                 cu_seqlens=a["cu_seqlens"], state_v_first=False)
@@ -93,6 +93,16 @@ BWD_CASES = [
     ("do shape", lambda d, a: dict(do=a["do"][:, :, :2].contiguous()), r"do must have shape \[1, T, HV, V\] \(as v\)"),
     ("dht shape", lambda d, a: dict(dht=a["dht"][:1].contiguous()), r"dht must have shape \[N, HV, K, V\]"),
     ("dht float64", lambda d, a: dict(dht=a["dht"].double()), r"dht must be float32, got float64"),
+    # the forward's chunk states: ceil(70 / 64) + 2 = 4 slots
+    ("chunk_states shape", lambda d, a: dict(cp_segment_chunks=-1, chunk_states=bf16(3, HV, 128, 128, d=d)),
+     r"chunk_states must have shape \[ceil\(T / 64\) \+ N, HV, K, V\] \(gdn_fwd's output_chunk_states\), "
+     r"got \[3, 4, 128, 128\]"),
+    ("chunk_states float32", lambda d, a: dict(cp_segment_chunks=-1,
+                                               chunk_states=torch.zeros(4, HV, 128, 128, device=d)),
+     r"chunk_states must be bfloat16, got float32"),
+    ("chunk_states non-contiguous", lambda d, a: dict(cp_segment_chunks=-1,
+                                                      chunk_states=bf16(4, HV, 128, 128, d=d).transpose(2, 3)),
+     r"chunk_states must be contiguous"),
 ]
 
 
@@ -188,7 +198,7 @@ def test_cuda_op_clamps_offsets(values, clamped):
     a = fwd_args("cuda")
     bad = {**a, "cu_seqlens": torch.tensor(values, dtype=torch.int32, device="cuda")}
     good = {**a, "cu_seqlens": torch.tensor(clamped, dtype=torch.int32, device="cuda")}
-    outs = ("o", "final_state", "g_cumsum", "A")
+    outs = ("o", "final_state", "g_cumsum", "A", "chunk_states")
     for name, got, want in zip(outs, torch.ops.flashqla.gdn_fwd(*bad.values()),
                                torch.ops.flashqla.gdn_fwd(*good.values())):
         assert torch.equal(got, want), f"gdn_fwd {name}: {(got != want).sum().item()} elements differ"

@@ -1,5 +1,5 @@
 // torch.ops.flashqla.gdn_bwd on CUDA: recompute the per-chunk start states (the forward kernel with
-// states stored by chunk slot), run the reverse state-gradient recurrence, then the chunk-parallel
+// states stored by chunk slot; skipped when the caller passes the forward's chunk_states), run the reverse state-gradient recurrence, then the chunk-parallel
 // gradient kernel, which sums dq and dk over each group of v-heads (the SM120 program, within its 99 KB of
 // shared memory, writes them per v-head in fp32 and the op sums them).
 #include <cstring>
@@ -33,7 +33,7 @@ Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     Tensor q, Tensor k, Tensor v, Tensor g_cumsum, Tensor beta, Tensor A, Tensor do_, std::optional<Tensor> dht,
     double scale, std::optional<Tensor> initial_state, Tensor cu_seqlens, bool state_v_first,
-    int64_t cp_segment_chunks) {
+    int64_t cp_segment_chunks, std::optional<Tensor> chunk_states) {
   const GdnDims d =
       check_gdn_inputs(kOp, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens, state_v_first);
   check_cuda_contiguous(kOp, "A", A, d.device);
@@ -46,6 +46,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     check_cuda_contiguous(kOp, "dht", *dht, d.device);
     check_dtype(kOp, "dht", *dht, ScalarType::Float);
     check_shape(kOp, "dht", *dht, {d.N, d.HV, kHeadDim, kHeadDim}, state_v_first ? "[N, HV, V, K]" : "[N, HV, K, V]");
+  }
+  if (chunk_states.has_value()) {
+    check_cuda_contiguous(kOp, "chunk_states", *chunk_states, d.device);
+    check_dtype(kOp, "chunk_states", *chunk_states, d.dtype);
+    check_shape(kOp, "chunk_states", *chunk_states, {d.num_slots(), d.HV, kHeadDim, kHeadDim},
+                "[ceil(T / 64) + N, HV, K, V] (gdn_fwd's output_chunk_states)");
   }
 
   torch::stable::accelerator::DeviceGuard guard(d.device);
@@ -77,15 +83,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"A", &A}, {"do", &do_}}) {
     check_aligned16(kOp, name, *t);
   }
+  if (chunk_states.has_value()) check_aligned16(kOp, "chunk_states", *chunk_states);  // read by TMA
   void* stream = current_stream(d.device);
   char err[512] = {0};
 
-  // 1. the state at the start of every chunk, by chunk slot
-  Tensor h = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
-  FwdOutputs recompute;
-  recompute.h = &h;
-  launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
-                   recompute, cp_segment_chunks, stream);
+  // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed
+  Tensor h = chunk_states.has_value() ? *chunk_states
+                                      : torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
+  if (!chunk_states.has_value()) {
+    FwdOutputs recompute;
+    recompute.h = &h;
+    launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
+                     recompute, cp_segment_chunks, stream);
+  }
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
   // segment tables), and dh0

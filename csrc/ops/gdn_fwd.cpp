@@ -1,5 +1,7 @@
 // torch.ops.flashqla.gdn_fwd on CUDA: checks, output allocation, two kernel launches
 // (chunk prep, fused forward). Varlen form only; the Python API flattens dense batches.
+// With output_chunk_states the fused forward also stores every chunk's start state by chunk slot, what
+// gdn_bwd otherwise recomputes (docs/ops.md).
 #include <algorithm>
 
 #include "dispatch.h"
@@ -28,17 +30,22 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const 
 }
 }  // namespace
 
-std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta,
-                                                        double scale, std::optional<Tensor> initial_state,
-                                                        Tensor cu_seqlens, bool output_final_state,
-                                                        bool state_v_first, int64_t cp_segment_chunks) {
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta,
+                                                                double scale, std::optional<Tensor> initial_state,
+                                                                Tensor cu_seqlens, bool output_final_state,
+                                                                bool state_v_first, int64_t cp_segment_chunks,
+                                                                bool output_chunk_states) {
   const GdnDims d = check_gdn_inputs(kOp, q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first);
   torch::stable::accelerator::DeviceGuard guard(d.device);
   Tensor o = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
   Tensor g_cumsum = torch::stable::new_empty(g, {1, d.T, d.HV});
   Tensor A = torch::stable::new_empty(q, {1, d.T, d.HV, kChunk});
   Tensor final_state = torch::stable::new_empty(g, {output_final_state ? d.N : 0, d.HV, kHeadDim, kHeadDim});
-  poison({&o, &g_cumsum, &A, &final_state});
+  // [S, HV, K, V] in q's dtype, S = ceil(T / 64) + N chunk slots ([K, V] whatever state_v_first says); the
+  // slots that no chunk owns are not written
+  Tensor chunk_states =
+      torch::stable::new_empty(q, {output_chunk_states ? d.num_slots() : 0, d.HV, kHeadDim, kHeadDim});
+  poison({&o, &g_cumsum, &A, &final_state, &chunk_states});
 
   if (d.T == 0) {  // every sequence is empty: the final state is the initial state
     if (output_final_state) {
@@ -48,7 +55,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tens
         torch::stable::zero_(final_state);
       }
     }
-    return {o, final_state, g_cumsum, A};
+    return {o, final_state, g_cumsum, A, chunk_states};
   }
   for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"A", &A}}) check_aligned16(kOp, name, *t);
 
@@ -58,14 +65,15 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tens
   launch_chunk_prep(kOp, d, q, k, g, beta, cu_seqlens, g_cumsum, A, z, scale, stream);
   if (d.N == 0) {  // no sequences: every token is padding
     torch::stable::zero_(o);
-    return {o, final_state, g_cumsum, A};
+    return {o, final_state, g_cumsum, A, chunk_states};
   }
   FwdOutputs out;
   out.o = &o;
   out.final_state = output_final_state ? &final_state : nullptr;
+  out.h = output_chunk_states ? &chunk_states : nullptr;
   launch_fused_fwd(kOp, d, q, k, v, A, &z, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, out,
                    cp_segment_chunks, stream);
-  return {o, final_state, g_cumsum, A};
+  return {o, final_state, g_cumsum, A, chunk_states};
 }
 
 }  // namespace flashqla

@@ -8,12 +8,13 @@
 
 namespace flashqla {
 
-// (o, final_state, g_cumsum, A)
-std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor> gdn_fwd_cuda(
-    torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g,
-    torch::stable::Tensor beta, double scale, std::optional<torch::stable::Tensor> initial_state,
-    torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first,
-    int64_t cp_segment_chunks);
+// (o, final_state, g_cumsum, A, chunk_states)
+std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor,
+           torch::stable::Tensor>
+gdn_fwd_cuda(torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g,
+             torch::stable::Tensor beta, double scale, std::optional<torch::stable::Tensor> initial_state,
+             torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first,
+             int64_t cp_segment_chunks, bool output_chunk_states);
 
 // (dq, dk, dv, dg, dbeta, dh0)
 std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor,
@@ -21,6 +22,7 @@ std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, 
 gdn_bwd_cuda(torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g_cumsum,
              torch::stable::Tensor beta, torch::stable::Tensor A, torch::stable::Tensor do_,
              std::optional<torch::stable::Tensor> dht, double scale, std::optional<torch::stable::Tensor> initial_state,
-             torch::stable::Tensor cu_seqlens, bool state_v_first, int64_t cp_segment_chunks);
+             torch::stable::Tensor cu_seqlens, bool state_v_first, int64_t cp_segment_chunks,
+             std::optional<torch::stable::Tensor> chunk_states);
 
 }  // namespace flashqla

@@ -45,11 +45,11 @@ int main(int argc, char** argv) {
 
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("flashqla::gdn_fwd", "")
-                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
+                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
                     const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                    double, const std::optional<at::Tensor>&, const at::Tensor&, bool, bool, int64_t)>();
-  // cp_segment_chunks = -1: the library decides on context parallelism
-  auto [o, final_state, g_cumsum, A] = op.call(q, k, v, g, beta, 0.125, h0, cu, true, false, -1);
+                    double, const std::optional<at::Tensor>&, const at::Tensor&, bool, bool, int64_t, bool)>();
+  // cp_segment_chunks = -1: the library decides on context parallelism; no chunk states kept (false)
+  auto [o, final_state, g_cumsum, A, chunk_states] = op.call(q, k, v, g, beta, 0.125, h0, cu, true, false, -1, false);
   std::vector<char> bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create({o.cpu(), final_state.cpu()}));
   std::ofstream(argv[2], std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   std::printf("gdn_fwd from C++: o %s, final_state %s, |o| = %.6f\n", c10::str(o.sizes()).c_str(),

@@ -1,8 +1,8 @@
 """Loads the compiled op library once and adds the Python-side registrations of its ops:
 the fake (Meta) implementations for torch.compile and export, the CPU implementations (the CUDA op
 layer's argument checks, `op_checks.py`, then the float64 reference of `reference.py` rounded to the
-op's output dtypes) and the autograd formula of gdn_fwd (its backward is the op gdn_bwd), so compiled
-graphs keep the backward.
+op's output dtypes) and the autograd formula of gdn_fwd (its backward is the op gdn_bwd, given the
+forward's chunk states when gdn_fwd was asked for them), so compiled graphs keep the backward.
 
 The schemas themselves are defined in C++ (csrc/bindings.cpp). No device is queried here.
 """
@@ -67,32 +67,38 @@ def unsupported_gpu_reason(device: int | None = None) -> str | None:
 
 @torch.library.register_fake("flashqla::gdn_fwd")
 def _gdn_fwd_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
-                  cp_segment_chunks=-1):
+                  cp_segment_chunks=-1, output_chunk_states=False):
     T, HV = q.shape[1], v.shape[2]
     N = cu_seqlens.shape[0] - 1
     o = v.new_empty(1, T, HV, HEAD_DIM)
     final_state = g.new_empty(N if output_final_state else 0, HV, HEAD_DIM, HEAD_DIM)
     g_cumsum = g.new_empty(1, T, HV)
     A = q.new_empty(1, T, HV, CHUNK)
-    return o, final_state, g_cumsum, A
+    chunk_states = q.new_empty(op_checks.num_chunk_slots(T, N) if output_chunk_states else 0, HV, HEAD_DIM,
+                               HEAD_DIM)
+    return o, final_state, g_cumsum, A, chunk_states
 
 
 @torch.library.impl("flashqla::gdn_fwd", "CPU")
 def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
-                 cp_segment_chunks=-1):
+                 cp_segment_chunks=-1, output_chunk_states=False):
     # the float64 reference has no segments: cp_segment_chunks changes nothing here
-    op_checks.check_gdn_inputs("flashqla::gdn_fwd", q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first)
+    T, _, HV, N = op_checks.check_gdn_inputs("flashqla::gdn_fwd", q, k, v, "g", g, beta, initial_state, cu_seqlens,
+                                             state_v_first)
     gc = reference.chunk_local_cumsum_ref(g, cu_seqlens)
     A = reference.kkt_solve_ref(k, beta, cu_seqlens)
-    o, final = reference.chunk_fwd_ref(q, k, v, gc, beta, A, scale, initial_state, cu_seqlens, state_v_first)
-    HV = v.shape[2]
+    # the slots no chunk owns stay 0 here (unspecified on CUDA)
+    states = torch.zeros(op_checks.num_chunk_slots(T, N) if output_chunk_states else 0, HV, HEAD_DIM, HEAD_DIM,
+                         dtype=torch.float64)
+    o, final = reference.chunk_fwd_ref(q, k, v, gc, beta, A, scale, initial_state, cu_seqlens, state_v_first,
+                                       states if output_chunk_states else None)
     final_state = final.float() if output_final_state else g.new_empty(0, HV, HEAD_DIM, HEAD_DIM)
-    return o.to(v.dtype), final_state, gc.float(), A.to(q.dtype)
+    return o.to(v.dtype), final_state, gc.float(), A.to(q.dtype), states.to(q.dtype)
 
 
 @torch.library.register_fake("flashqla::gdn_bwd")
 def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
-                  cp_segment_chunks=-1):
+                  cp_segment_chunks=-1, chunk_states=None):
     N, HV = cu_seqlens.shape[0] - 1, v.shape[2]
     dh0 = g_cumsum.new_empty(N if initial_state is not None else 0, HV, HEAD_DIM, HEAD_DIM)
     return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g_cumsum),
@@ -101,11 +107,12 @@ def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_
 
 @torch.library.impl("flashqla::gdn_bwd", "CPU")
 def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
-                 cp_segment_chunks=-1):
+                 cp_segment_chunks=-1, chunk_states=None):
+    # the reference recomputes the chunk states in float64: chunk_states is checked, not read
     op = "flashqla::gdn_bwd"
     T, _, HV, N = op_checks.check_gdn_inputs(op, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens,
                                              state_v_first)
-    op_checks.check_bwd_extras(op, A, do, dht, T, HV, N, q.dtype, state_v_first)
+    op_checks.check_bwd_extras(op, A, do, dht, T, HV, N, q.dtype, state_v_first, chunk_states)
     dq, dk, dv, dg, dbeta, dh0 = reference.chunk_bwd_ref(q, k, v, g_cumsum, beta, do, dht, scale, initial_state,
                                                          cu_seqlens, state_v_first)
     dh0 = dh0.float() if dh0 is not None else g_cumsum.new_empty(0, v.shape[2], HEAD_DIM, HEAD_DIM)
@@ -115,26 +122,29 @@ def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_s
 def _gdn_fwd_setup_context(ctx, inputs, output):
     q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first = inputs[:10]
     cp_segment_chunks = inputs[10] if len(inputs) > 10 else -1
-    _, _, g_cumsum, A = output
-    # the chunk-local cumsum and the inverse are intermediates: they carry no gradient
-    ctx.mark_non_differentiable(g_cumsum, A)
+    output_chunk_states = inputs[11] if len(inputs) > 11 else False
+    _, _, g_cumsum, A, chunk_states = output
+    # the chunk-local cumsum, the inverse and the chunk states are intermediates: they carry no gradient
+    ctx.mark_non_differentiable(g_cumsum, A, chunk_states)
     # no zero-filled gradients for them (a fill of A's size per step): the backward gets None instead
     ctx.set_materialize_grads(False)
-    ctx.save_for_backward(q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens)
+    # the forward's chunk states, when it kept them, spare the backward their recomputation
+    ctx.save_for_backward(q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens,
+                          chunk_states if output_chunk_states else None)
     ctx.scale = scale
     ctx.state_v_first = state_v_first
     ctx.cp_segment_chunks = cp_segment_chunks
 
 
-def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A):
-    q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens = ctx.saved_tensors
+def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A, _d_chunk_states):
+    q, k, v, g_cumsum, beta, A, initial_state, cu_seqlens, chunk_states = ctx.saved_tensors
     dht = d_final_state if d_final_state is not None and d_final_state.numel() > 0 else None
     if d_o is None:
         d_o = torch.zeros_like(v)
     dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
         q, k, v, g_cumsum, beta, A, d_o.contiguous(), None if dht is None else dht.contiguous(), ctx.scale,
-        initial_state, cu_seqlens, ctx.state_v_first, ctx.cp_segment_chunks)
-    return dq, dk, dv, dg, dbeta, None, (dh0 if initial_state is not None else None), None, None, None, None
+        initial_state, cu_seqlens, ctx.state_v_first, ctx.cp_segment_chunks, chunk_states)
+    return dq, dk, dv, dg, dbeta, None, (dh0 if initial_state is not None else None), None, None, None, None, None
 
 
 torch.library.register_autograd("flashqla::gdn_fwd", _gdn_fwd_backward, setup_context=_gdn_fwd_setup_context)

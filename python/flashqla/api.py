@@ -27,6 +27,8 @@ class GdnForward(NamedTuple):
     final_state: torch.Tensor | None  # [N, HV, K, V] ([N, HV, V, K] if state_v_first), float32
     g_cumsum: torch.Tensor  # [B, T, HV] float32: chunk-local cumsum of g (64-token chunks)
     A: torch.Tensor  # [B, T, HV, 64] q's dtype: ungated inverse (I + strictLower(diag(beta) K K^T))^-1
+    # [ceil(B T / 64) + N, HV, K, V] q's dtype: every chunk's start state by chunk slot (output_chunk_states)
+    chunk_states: torch.Tensor | None = None
 
 
 class GdnGrads(NamedTuple):
@@ -91,23 +93,29 @@ def chunk_gated_delta_rule_fwd(
     cu_seqlens_cpu: torch.Tensor | None = None,
     state_v_first: bool = False,
     cp_segment_chunks: int = -1,
+    output_chunk_states: bool = False,
 ) -> GdnForward:
-    """Chunked GDN forward without autograd; returns `GdnForward(o, final_state, g_cumsum, A)`.
+    """Chunked GDN forward without autograd; returns `GdnForward(o, final_state, g_cumsum, A,
+    chunk_states)`.
 
     Arguments as in `chunk_gated_delta_rule` (q and k are used as given: no l2norm here), and
     `cp_segment_chunks`: -1 lets the library decide on intra-card context parallelism, 0 turns it
-    off, a positive number forces segments of that many 64-token chunks.
+    off, a positive number forces segments of that many 64-token chunks. `output_chunk_states`: also
+    return every chunk's start state (`chunk_states`, else None), which `chunk_gated_delta_rule_bwd`
+    then need not recompute (docs/ops.md).
     """
     check_cp_segment_chunks(cp_segment_chunks)
     p = _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
-    o, final_state, g_cumsum, A = torch.ops.flashqla.gdn_fwd(
-        p.q, p.k, p.v, p.g, p.beta, p.scale, p.h0, p.cu, output_final_state, state_v_first, cp_segment_chunks)
+    o, final_state, g_cumsum, A, chunk_states = torch.ops.flashqla.gdn_fwd(
+        p.q, p.k, p.v, p.g, p.beta, p.scale, p.h0, p.cu, output_final_state, state_v_first, cp_segment_chunks,
+        bool(output_chunk_states))
     B, T, HV, V = p.B, p.T, v.shape[2], v.shape[3]
     return GdnForward(
         o.view(B, T, HV, V),
         final_state if output_final_state else None,
         g_cumsum.view(B, T, HV),
-        A.view(B, T, HV, A.shape[-1]))
+        A.view(B, T, HV, A.shape[-1]),
+        chunk_states if output_chunk_states else None)
 
 
 def chunk_gated_delta_rule_bwd(
@@ -125,24 +133,26 @@ def chunk_gated_delta_rule_bwd(
     cu_seqlens_cpu: torch.Tensor | None = None,
     state_v_first: bool = False,
     cp_segment_chunks: int = -1,
+    chunk_states: torch.Tensor | None = None,
 ) -> GdnGrads:
     """Chunked GDN backward without autograd: gradients of the loss given do = dL/do ([B, T, HV, V])
     and dht = dL/dfinal_state (or None), from the forward's inputs and its `g_cumsum` and `A`.
 
     q and k are the tensors the forward's kernels saw (after any l2norm). `cp_segment_chunks` as in
     `chunk_gated_delta_rule_fwd` (it applies to the recomputation of the chunk states and to the state
-    gradient's reverse recurrence).
+    gradient's reverse recurrence). `chunk_states`: the forward's (`output_chunk_states=True`), read
+    instead of recomputing them.
     """
     check_cp_segment_chunks(cp_segment_chunks)
     p = _pack(q, k, v, g_cumsum, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first, "g_cumsum")
     B, T, H, K, HV, V = p.B, p.T, q.shape[2], q.shape[3], v.shape[2], v.shape[3]
     N = p.cu.numel() - 1
-    check_bwd_inputs(A, do, dht, B, T, N, HV, q.dtype, q.device, state_v_first)
+    check_bwd_inputs(A, do, dht, B, T, N, HV, q.dtype, q.device, state_v_first, chunk_states)
     dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
         p.q, p.k, p.v, p.g, p.beta, A.reshape(1, B * T, HV, A.shape[-1]).contiguous(),
         do.reshape(1, B * T, HV, V).to(v.dtype).contiguous(),
         None if dht is None else dht.to(torch.float32).contiguous(), p.scale, p.h0, p.cu, state_v_first,
-        cp_segment_chunks)
+        cp_segment_chunks, None if chunk_states is None else chunk_states.contiguous())
     return GdnGrads(dq.view(B, T, H, K), dk.view(B, T, H, K), dv.view(B, T, HV, V), dg.view(B, T, HV),
                     dbeta.view(B, T, HV), dh0 if initial_state is not None else None)
 
@@ -172,6 +182,7 @@ def chunk_gated_delta_rule(
     chunk_indices: torch.Tensor | None = None,
     cp_context=None,
     auto_cp: bool = True,
+    save_chunk_states: bool = False,
     **kwargs,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Gated DeltaNet, chunked prefill: a drop-in for FLA 0.6.0's `chunk_gated_delta_rule`.
@@ -217,6 +228,12 @@ def chunk_gated_delta_rule(
             in parallel, their start states from a warm-up pass (exact fallback for heads without
             decay). Chosen per call from T, N and the head count. Results agree within rounding
             (docs/gdn_chunk_derivation.md, "Context parallelism"). Default: `True`.
+        save_chunk_states (bool):
+            keep every 64-token chunk's start state from the forward for the backward, which
+            otherwise recomputes them (a forward pass of its own, about a tenth of a training
+            step). Costs memory until the backward: 32 KB per chunk and v-head in bf16/fp16 (512 MB
+            for 32768 tokens and 32 v-heads). Only when a gradient is needed. Default: `False`
+            (as FLA, which recomputes).
 
     Differentiable in q, k, v, g, beta and initial_state (also through the l2norm), with gradients
     flowing from o and from the final state; the backward runs the GPU kernels (or the float64
@@ -267,6 +284,9 @@ def chunk_gated_delta_rule(
     if use_qk_l2norm_in_kernel:
         check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
         q, k = l2norm(q), l2norm(k)
+    keep = bool(save_chunk_states) and torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (q, k, v, g, beta, initial_state))
     out = chunk_gated_delta_rule_fwd(q, k, v, g, beta, scale, initial_state, output_final_state, cu_seqlens,
-                                     cu_seqlens_cpu, state_v_first, cp_segment_chunks=-1 if auto_cp else 0)
+                                     cu_seqlens_cpu, state_v_first, cp_segment_chunks=-1 if auto_cp else 0,
+                                     output_chunk_states=keep)
     return out.o, out.final_state

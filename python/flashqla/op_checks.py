@@ -76,8 +76,8 @@ def check_gdn_inputs(op, q, k, v, g_name, g, beta, initial_state, cu_seqlens, st
     return T, H, HV, N
 
 
-def check_bwd_extras(op, A, do, dht, T, HV, N, dtype, state_v_first) -> None:
-    """The backward's A, do and dht (csrc/ops/gdn_bwd.cpp)."""
+def check_bwd_extras(op, A, do, dht, T, HV, N, dtype, state_v_first, chunk_states=None) -> None:
+    """The backward's A, do, dht and chunk_states (csrc/ops/gdn_bwd.cpp)."""
     _contiguous(op, "A", A)
     _dtype(op, "A", A, dtype)
     _layout(op, "A", A, [1, T, HV, CHUNK], "[1, T, HV, 64]")
@@ -88,3 +88,13 @@ def check_bwd_extras(op, A, do, dht, T, HV, N, dtype, state_v_first) -> None:
         _contiguous(op, "dht", dht)
         _dtype(op, "dht", dht, torch.float32)
         _layout(op, "dht", dht, [N, HV, HEAD_DIM, HEAD_DIM], "[N, HV, V, K]" if state_v_first else "[N, HV, K, V]")
+    if chunk_states is not None:
+        _contiguous(op, "chunk_states", chunk_states)
+        _dtype(op, "chunk_states", chunk_states, dtype)
+        _layout(op, "chunk_states", chunk_states, [num_chunk_slots(T, N), HV, HEAD_DIM, HEAD_DIM],
+                "[ceil(T / 64) + N, HV, K, V] (gdn_fwd's output_chunk_states)")
+
+
+def num_chunk_slots(T, N):
+    """ceil(T / 64) + N: the chunk slots of T packed tokens in N sequences (docs/gdn_chunk_derivation.md)."""
+    return (T + CHUNK - 1) // CHUNK + N

@@ -142,6 +142,7 @@ def chunk_fwd_ref(
     initial_state: torch.Tensor | None = None,
     cu_seqlens: torch.Tensor | None = None,
     state_v_first: bool = False,
+    chunk_states: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The per-chunk forward of the fused kernel, in float64.
 
@@ -149,6 +150,9 @@ def chunk_fwd_ref(
     Ag = Gamma * A * beta_col; W = V - gamma * (K S); Vd = Ag W;
     O = scale * gamma * (Q S) + (scale * Gamma * Q K^T) Vd; S <- gamma_last S + K^T (r * Vd).
     Returns o [B, T, HV, V] and final states [N, HV, K, V] (or [N, HV, V, K]), float64.
+    chunk_states, when given ([ceil(B T / 64) + N, HV, K, V]), receives every chunk's start state ([K, V]
+    whatever state_v_first says) at its chunk slot: chunk j of sequence n, whose tokens start at offset c
+    of the packed [B * T] tokens, is slot c // 64 + n + j (docs/gdn_chunk_derivation.md, "Chunk slots").
     """
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -162,8 +166,10 @@ def chunk_fwd_ref(
         else:
             S = initial_state[n].double()
             S = S.transpose(-1, -2) if state_v_first else S
-        for c0 in range(s, e, CHUNK):
+        for j, c0 in enumerate(range(s, e, CHUNK)):
             c1 = min(c0 + CHUNK, e)
+            if chunk_states is not None:
+                chunk_states[(b * T + s) // CHUNK + n + j] = S
             o[b, c0:c1], _, S = _chunk_forward(qe[b, c0:c1], ke[b, c0:c1], vd[b, c0:c1], gd[b, c0:c1],
                                                bd[b, c0:c1], S, scale, Ad[b, c0:c1, :, : c1 - c0])
         finals.append(S.transpose(-1, -2) if state_v_first else S)

@@ -198,8 +198,9 @@ def check_cp_segment_chunks(cp_segment_chunks) -> None:
 
 
 def check_bwd_inputs(A, do, dht, B: int, T: int, N: int, HV: int, dtype: torch.dtype, device,
-                     state_v_first: bool) -> None:
-    """The forward's A, the output gradient do and the final-state gradient dht of the low-level backward."""
+                     state_v_first: bool, chunk_states=None) -> None:
+    """The forward's A, the output gradient do, the final-state gradient dht and the forward's chunk
+    states (or None) of the low-level backward."""
     for name, t in (("A", A), ("do", do)):
         if not isinstance(t, torch.Tensor):
             _fail(name, f"must be a torch.Tensor, got {type(t).__name__}", TypeError)
@@ -220,6 +221,16 @@ def check_bwd_inputs(A, do, dht, B: int, T: int, N: int, HV: int, dtype: torch.d
             layout = "[N, HV, V, K]" if state_v_first else "[N, HV, K, V]"
             _fail("dht", f"must have the final state's shape {layout} = {[N, HV, HEAD_DIM, HEAD_DIM]}, got "
                   f"{_shape(dht)}")
-    for name, t in (("A", A), ("do", do), ("dht", dht)):
+    if chunk_states is not None:
+        if not isinstance(chunk_states, torch.Tensor):
+            _fail("chunk_states", f"must be a torch.Tensor or None, got {type(chunk_states).__name__}", TypeError)
+        if chunk_states.dtype != dtype:
+            _fail("chunk_states", f"must have q's dtype {dtype} (the forward's output), got {chunk_states.dtype}",
+                  TypeError)
+        slots = (B * T + CHUNK - 1) // CHUNK + N
+        if tuple(chunk_states.shape) != (slots, HV, HEAD_DIM, HEAD_DIM):
+            _fail("chunk_states", f"must have shape [ceil(B T / 64) + N, HV, K, V] = {[slots, HV, HEAD_DIM, HEAD_DIM]} "
+                  f"(the forward's output_chunk_states), got {_shape(chunk_states)}")
+    for name, t in (("A", A), ("do", do), ("dht", dht), ("chunk_states", chunk_states)):
         if isinstance(t, torch.Tensor) and t.device != device:
             _fail(name, f"is on {t.device} but q is on {device}; all tensors must be on one device")
