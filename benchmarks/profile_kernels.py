@@ -56,14 +56,16 @@ def main() -> int:
             leaves = {n: x[n].detach().clone().requires_grad_() for n in names}
             do, dht = torch.randn_like(x["v"]), torch.randn_like(x["initial_state"])
 
-            def step():
+            def step(keep=False):
                 for t in leaves.values():
                     t.grad = None  # else the profile shows autograd's accumulation into .grad (bf16 adds)
-                o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=x["cu_seqlens"])
+                o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=x["cu_seqlens"],
+                                                        save_chunk_states=keep)
                 torch.autograd.backward([o, ht], [do, dht])
 
             for label, fn in (("forward", lambda: flashqla.chunk_gated_delta_rule(**x, output_final_state=True)),
-                              ("training step", step)):
+                              ("training step", step),
+                              ("training step, chunk states kept", lambda: step(keep=True))):
                 table = kernel_table(fn)
                 total = sum(ms for _, ms in table)
                 print(f"({hqk},{hv}) {mix} {label}: {total:.3f} ms of kernels")
