@@ -20,8 +20,11 @@ KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_bwd_chunk_ws.py").read_text()
 WALKS_ITEMS = "for it in T.serial(items)" in KERNEL
 # the factory's flags that move barrier operations between warpgroups, each tried on and off (and the defaults)
 FLAG_SETS = [{}] + [{name: on} for name in ("u_in_wk",) if f"    {name}: bool = " in KERNEL for on in (True, False)]
+# the waits that lean_waits drops are implied by others with and without u_in_wk
+if "    lean_waits: bool = " in KERNEL:
+    FLAG_SETS += [{"lean_waits": True}, {"lean_waits": True, "u_in_wk": False}]
 # and every option that moves shared-memory accesses at once
-OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async")
+OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits")
 FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
 
 

@@ -63,11 +63,16 @@ def gdn_bwd_chunk_ws_sm90(
     frag_stores: bool = True,  # dA and dKs formed in fragments and stored by stmatrix (else element stores)
     hs_fold: bool = True,  # <S0, dS1>'s four row quarters added elementwise before one row reduction (32 sums)
     wa_async: bool = False,  # WA issues Q K^T before forming Gamma, and dP K with dO S0^T, each pair under one wait
+    lean_waits: bool = False,  # drop WA's waits on vd_read and bar_kg, which its wait on dp_read implies
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
     # over 3 x 168 = 504 waits forever (a first version with 240 + 232 + 40 hung on the H200)
     assert sum(regs) <= 504 and all(r % 8 == 0 for r in regs)
+    # lean_waits (scripts/barrier_protocol_sim.py finds both waits redundant): WK arrives on dp_read after its
+    # read of Vd and after writing gu, ka and hs, and WA waits on dp_read (before writing dKs) ahead of both
+    # the dg sums and the next v-head's Vd, so that wait covers vd_read and bar_kg (under u_in_wk also WA's wait
+    # on bar_w of the next v-head, which WK arrives after its Vd read)
     n_hs = K // 4 if hs_fold else K  # the entries of hs_s that WK writes and the dg sum reads
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -283,13 +288,15 @@ def gdn_bwd_chunk_ws_sm90(
                         T.copy(acc_a, w_s)
                     if vd_halves:
                         T.gemm(ag_s, w_s[:, 0:V // 2], acc_h, clear_accum=True)
-                        T.barrier_wait(vd_read[0], (jv + 1) % 2)
+                        if not lean_waits:
+                            T.barrier_wait(vd_read[0], (jv + 1) % 2)
                         T.copy(acc_h, vd_s[:, 0:V // 2])
                         T.gemm(ag_s, w_s[:, V // 2:V], acc_h, clear_accum=True)
                         T.copy(acc_h, vd_s[:, V // 2:V])
                     else:
                         T.gemm(ag_s, w_s, acc_a, clear_accum=True)
-                        T.barrier_wait(vd_read[0], (jv + 1) % 2)
+                        if not lean_waits:
+                            T.barrier_wait(vd_read[0], (jv + 1) % 2)
                         T.copy(acc_a, vd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_vd[0])
@@ -399,7 +406,8 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_arrive(bar_dks[0])
 
                     # ---- the v-head's dg and dbeta (whole-chunk terms on the last real token)
-                    T.barrier_wait(bar_kg[0], ph)
+                    if not lean_waits:
+                        T.barrier_wait(bar_kg[0], ph)
                     for r in T.Parallel(BT):
                         dgc_s[r] = T.if_then_else(
                             r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
@@ -507,7 +515,8 @@ def gdn_bwd_chunk_ws_sm90(
                     # ---- dK's r part r * (Vd dS1^T); its row products with K (the gate of r)
                     T.barrier_wait(bar_vd[0], ph)
                     T.gemm(vd_s, dh_s, acc_k, transpose_B=True, clear_accum=True)
-                    T.barrier_arrive(vd_read[0])
+                    if not lean_waits:
+                        T.barrier_arrive(vd_read[0])
                     T.barrier_arrive(dh_free[0])
                     for r, c in T.Parallel(BT, K):
                         acc_k[r, c] *= rr_k[r]
@@ -517,7 +526,8 @@ def gdn_bwd_chunk_ws_sm90(
                     T.reduce_sum(acc_k, rows_k, dim=1)
                     for r in T.Parallel(BT):
                         ka_s[st, r] = rows_k[r]
-                    T.barrier_arrive(bar_kg[0])
+                    if not lean_waits:
+                        T.barrier_arrive(bar_kg[0])
 
                     # ---- dK += dP^T Q
                     T.barrier_wait(bar_dp[0], ph)
