@@ -5,8 +5,9 @@ For bf16 and fp16 (all 8 kernel variants: chunk prep, forward, state-gradient, c
 forward + backward through flashqla.chunk_gated_delta_rule with packed sequences (a 1-token, an empty, a
 partial-chunk and a multi-chunk one), a padding tail, an initial state and the final state, in both
 state layouts; the same with context parallelism forced on (the segment-plan and correction kernels);
-then the ops with malformed cu_seqlens (unsorted, negative, beyond T), which the kernels
-clamp on the device: under memcheck they must not access memory out of bounds either.
+once with the chunk states kept (the forward stores o and the states in one launch); then the ops with
+malformed cu_seqlens (unsorted, negative, beyond T), which the kernels clamp on the device: under memcheck
+they must not access memory out of bounds either.
 
     PYTHONPATH=/tmp/site python scripts/sanitize_driver.py
 """
@@ -62,6 +63,14 @@ def main() -> int:
     torch.cuda.synchronize()
     assert bool(torch.isfinite(fwd.o).all()), "context parallelism: non-finite outputs"
     print("sanitize driver: context parallelism (forward and backward recompute) done", flush=True)
+
+    # the forward storing o and the chunk states in one launch (save_chunk_states), the backward reading them
+    p = {n: t.requires_grad_() for n, t in problem(torch.bfloat16, lengths, tail).items()}
+    o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True, cu_seqlens=cu, save_chunk_states=True)
+    (o.float().square().sum() + ht.square().sum()).backward()
+    torch.cuda.synchronize()
+    assert all(bool(torch.isfinite(t.grad).all()) for t in p.values()), "chunk states kept: non-finite gradients"
+    print("sanitize driver: forward + backward with the chunk states kept done", flush=True)
 
     # malformed offsets: clamped on the device, never an out-of-bounds access (results unspecified)
     p = problem(torch.bfloat16, [100, 100], 31)
