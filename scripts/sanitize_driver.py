@@ -78,8 +78,8 @@ def main() -> int:
     for values in ([0, 150, 40, T], [-7, 60, T], [0, 90, 10**6], [50, 10, 2**31 - 1]):
         cu_bad = offsets(values)
         h0 = torch.zeros(len(values) - 1, 4, 128, 128, device="cuda")
-        o, ht, gc, A, _ = torch.ops.flashqla.gdn_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], 0.088, h0, cu_bad, True,
-                                                  False)
+        o, ht, gc, A, _ = torch.ops.flashqla.gdn_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], 0.088, h0, cu_bad,
+                                                     True, False)
         torch.ops.flashqla.gdn_bwd(p["q"], p["k"], p["v"], gc, p["beta"], A, torch.randn_like(o), torch.randn_like(ht),
                                    0.088, h0, cu_bad, False)
     torch.cuda.synchronize()

@@ -1,7 +1,8 @@
 // torch.ops.flashqla.gdn_bwd on CUDA: recompute the per-chunk start states (the forward kernel with
-// states stored by chunk slot; skipped when the caller passes the forward's chunk_states), run the reverse state-gradient recurrence, then the chunk-parallel
-// gradient kernel, which sums dq and dk over each group of v-heads (the SM120 program, within its 99 KB of
-// shared memory, writes them per v-head in fp32 and the op sums them).
+// states stored by chunk slot; skipped when the caller passes the forward's chunk_states), run the reverse
+// state-gradient recurrence, then the chunk-parallel gradient kernel, which sums dq and dk over each group
+// of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per v-head in fp32 and the
+// op sums them).
 #include <cstring>
 
 #include "dispatch.h"

@@ -230,10 +230,11 @@ def chunk_gated_delta_rule(
             (docs/gdn_chunk_derivation.md, "Context parallelism"). Default: `True`.
         save_chunk_states (bool):
             keep every 64-token chunk's start state from the forward for the backward, which
-            otherwise recomputes them (a forward pass of its own, about a tenth of a training
-            step). Costs memory until the backward: 32 KB per chunk and v-head in bf16/fp16 (512 MB
-            for 32768 tokens and 32 v-heads). Only when a gradient is needed. Default: `False`
-            (as FLA, which recomputes).
+            otherwise recomputes them (a forward pass of its own: 7-17% of a training step's
+            kernels on an H200, benchmarks/results/H200_chunk_states.md; gradients bitwise the
+            same). Costs memory until the backward: 32 KB per chunk and v-head in bf16/fp16
+            (512 MB for 32768 tokens and 32 v-heads). Only when a gradient is needed. Default:
+            `False` (as FLA, which recomputes).
 
     Differentiable in q, k, v, g, beta and initial_state (also through the l2norm), with gradients
     flowing from o and from the final state; the backward runs the GPU kernels (or the float64

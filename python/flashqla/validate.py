@@ -229,8 +229,9 @@ def check_bwd_inputs(A, do, dht, B: int, T: int, N: int, HV: int, dtype: torch.d
                   TypeError)
         slots = (B * T + CHUNK - 1) // CHUNK + N
         if tuple(chunk_states.shape) != (slots, HV, HEAD_DIM, HEAD_DIM):
-            _fail("chunk_states", f"must have shape [ceil(B T / 64) + N, HV, K, V] = {[slots, HV, HEAD_DIM, HEAD_DIM]} "
-                  f"(the forward's output_chunk_states), got {_shape(chunk_states)}")
+            want = [slots, HV, HEAD_DIM, HEAD_DIM]
+            _fail("chunk_states", f"must have shape [ceil(B T / 64) + N, HV, K, V] = {want} (the forward's "
+                  f"output_chunk_states), got {_shape(chunk_states)}")
     for name, t in (("A", A), ("do", do), ("dht", dht), ("chunk_states", chunk_states)):
         if isinstance(t, torch.Tensor) and t.device != device:
             _fail(name, f"is on {t.device} but q is on {device}; all tensors must be on one device")
