@@ -174,5 +174,5 @@ def test_cpp_program_through_dispatcher(tmp_path):
     o_cpp, ht_cpp = torch.load(out)
     x = closed_form_inputs()
     o, ht, *_ = torch.ops.flashqla.gdn_fwd(x["q"], x["k"], x["v"], x["g"], x["beta"], 0.125, x["h0"], x["cu"],
-                                        True, False)
+                                           True, False)
     assert torch.equal(o_cpp, o.cpu()) and torch.equal(ht_cpp, ht.cpu())
