@@ -121,3 +121,25 @@ def test_opcheck_with_chunk_states():
              p["initial_state"], cu, False, -1, states)
     torch.library.opcheck(torch.ops.flashqla.gdn_bwd.default, bargs,
                           test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))
+
+
+@pytest.mark.parametrize("grad_mode, requires_grad, kept", [(True, True, True), (False, True, False),
+                                                            (True, False, False)],
+                         ids=["grad", "no_grad", "no leaf requires grad"])
+def test_states_kept_only_when_a_gradient_is_needed(monkeypatch, grad_mode, requires_grad, kept):
+    """save_chunk_states asks the forward for the states only when autograd will run the backward."""
+    import flashqla.api as api
+
+    seen = []
+    real = api.chunk_gated_delta_rule_fwd
+
+    def spy(*args, **kw):
+        seen.append(kw["output_chunk_states"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(api, "chunk_gated_delta_rule_fwd", spy)
+    p = make_problem(1, 70, 2, 4, N=1)
+    leaves = {n: p[n].detach().clone().requires_grad_(requires_grad) for n in NAMES}
+    with torch.set_grad_enabled(grad_mode):
+        flashqla.chunk_gated_delta_rule(**leaves, save_chunk_states=True)
+    assert seen == [kept]
