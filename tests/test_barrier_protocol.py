@@ -72,3 +72,24 @@ def test_a_missing_wait_is_a_race(barrier, role, buffer):
     assert n == 1
     errors = check(bad, 1, 2, runs=20, flags={"u_in_wk": True})
     assert errors and all("race" in e and buffer in e for e in errors), errors[:2]
+
+
+def test_an_else_after_a_nested_if_is_the_other_branch():
+    """An option's `else:` that follows a nested (data) if in the option's branch belongs to the option: the
+    simulation takes one branch, not both (it once read such an else as unconditional code, arriving twice)."""
+    old = ("                    T.barrier_wait(bar_dks[0], ph)\n                    T.gemm(dp_s, k_s, dkf)\n"
+           "                    T.barrier_arrive(dks_read[0])\n")
+    new = ("                    T.barrier_wait(bar_dks[0], ph)\n"
+           "                    if frag_stores:  # a trailing comment\n"
+           "                        T.gemm(dp_s, k_s, dkf)\n"
+           "                        T.barrier_arrive(dks_read[0])\n"
+           "                        for r in T.Parallel(BT):\n"
+           "                            if r < n_store:\n"
+           "                                dbeta[t0 + r, hv] = 0.0\n"
+           "                    else:\n"
+           "                        T.gemm(dp_s, k_s, dkf)\n"
+           "                        T.barrier_arrive(dks_read[0])\n")
+    assert KERNEL.count(old) == 1
+    variant = KERNEL.replace(old, new)
+    for flags in ({"frag_stores": True}, {"frag_stores": False}):
+        assert check(variant, 1, 2, runs=30, flags=flags) == [], flags
