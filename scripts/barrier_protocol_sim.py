@@ -139,14 +139,18 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
                 open_loops.pop()
                 ops.append(("end",))
             text = line.strip()
-            if text == "else:" and conds and conds[-1][0] == indent:
+            code = text.split("  #")[0].rstrip()  # without a trailing comment
+            # the ifs nested deeper than this line are closed; an else at an open if's indentation flips it
+            while conds and indent < conds[-1][0]:
+                conds.pop()
+            if code == "else:" and conds and conds[-1][0] == indent:
                 taken = conds[-1][1]
                 conds[-1] = (indent, None if taken is None else not taken)
                 continue
             while conds and indent <= conds[-1][0]:
                 conds.pop()
-            if text.startswith("if ") and text.endswith(":"):
-                m = IF_FLAG.fullmatch(text)
+            if code.startswith("if ") and code.endswith(":"):
+                m = IF_FLAG.fullmatch(code)
                 taken = None
                 if m and m.group(2) in params:
                     taken = params[m.group(2)] != bool(m.group(1))
