@@ -176,7 +176,7 @@ def gdn_bwd_chunk_ws_sm90(
             er_s = T.alloc_shared((BT,), accum)  # sum_j E_ij
             ec_s = T.alloc_shared((BT,), accum)  # sum_j E_ji
             db1_s = T.alloc_shared((BT,), accum)  # sum_i dAb_ij A_ij
-            db2_s = T.alloc_shared((BT,), accum)  # sum_j dL_ij (K K^T)_ij
+            db2_s = T.alloc_shared((BT,), accum)  # sum_j dL_ij (K K^T)_ij (WA; WK's with dkk_in_wk)
             dgc_s = T.alloc_shared((BT,), accum)
             gu_s = T.alloc_shared((2, BT), accum)  # sum_k K * (dVg S0^T)   (WK)
             ka_s = T.alloc_shared((2, BT), accum)  # sum_k K * dK_r         (WK)
@@ -199,8 +199,6 @@ def gdn_bwd_chunk_ws_sm90(
             dvg_r = T.alloc_fragment((BT, V), dtype)  # dVg, the register operand of dVg S0^T
             if dkk_in_wk:
                 dkt_r = T.alloc_fragment((BT, BT), dtype)  # dKK^T = (diag(beta) dL)^T, the register operand
-                g1h = T.alloc_fragment((BT, K // 2), accum)  # dL K, a 64-column half at a time
-                rows_k2 = T.alloc_fragment((BT,), accum)
             dkf = T.alloc_fragment((BT, K), accum)
             rows_k = T.alloc_fragment((BT,), accum)
             hprod = T.alloc_fragment((K // 4, V), accum)
@@ -567,24 +565,24 @@ def gdn_bwd_chunk_ws_sm90(
                     if dkk_in_wk:
                         # dP's buffer holds dL: G = dL K gives dKK K = diag(beta) G and dbeta's second part
                         # rowsum(dL * K K^T) = rowsum(G * K); dKK^T K from (diag(beta) dL)^T formed in registers
-                        # (in 64-column halves: the first half's accumulator gives the register operand its layout)
-                        T.gemm(dp_s, k_s[:, 0:K // 2], g1h, clear_accum=True)
-                        for r, c in T.Parallel(BT, K // 2):
+                        # (G consumed before the operand is formed: WK's registers hold dK and one of the two)
+                        T.gemm(dp_s, k_s, acc_k, clear_accum=True)
+                        for r, c in T.Parallel(BT, K):
+                            dkf[r, c] += bk_s[r] * acc_k[r, c]
+                            acc_k[r, c] = acc_k[r, c] * k_s[r, c]
+                        T.reduce_sum(acc_k, rows_k, dim=1)
+                        # dbeta's second part through shared memory (a global store straight from the reduced
+                        # fragment under the row mask kept TileLang's lowering busy for more than 5 minutes)
+                        for r in T.Parallel(BT):
+                            db2_s[r] = rows_k[r]
+                        for r, c in T.Parallel(BT, BT):
                             dkt_r[r, c] = T.cast(bk_s[c] * T.cast(dp_s[c, r], accum), dtype)
-                            dkf[r, c] += bk_s[r] * g1h[r, c]
-                            g1h[r, c] = g1h[r, c] * k_s[r, c]
-                        T.reduce_sum(g1h, rows_k, dim=1)
-                        T.gemm(dp_s, k_s[:, K // 2:K], g1h, clear_accum=True)
-                        for r, c in T.Parallel(BT, K // 2):
-                            dkf[r, K // 2 + c] += bk_s[r] * g1h[r, c]
-                            g1h[r, c] = g1h[r, c] * k_s[r, K // 2 + c]
-                        T.reduce_sum(g1h, rows_k2, dim=1)
                         T.gemm(dkt_r, k_s, dkf)
                         T.barrier_arrive(dks_read[0])
                         # dbeta = dAb * A's column sums (WA, written before its bar_dks arrive) + rowsum(dL * K K^T)
                         for r in T.Parallel(BT):
                             if r < n_store:
-                                dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + rows_k[r] + rows_k2[r], 0.0)
+                                dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
                     else:
                         T.gemm(dp_s, k_s, dkf)
                         T.barrier_arrive(dks_read[0])
