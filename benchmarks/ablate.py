@@ -300,13 +300,15 @@ SPECS = {
 # sum at most 504, see the kernel); each of the four WA options on by default turned off (Vd formed in two
 # halves, dg's whole-chunk terms summed by a warp, dA and dKs stored from fragments, <S0, dS1>'s quarters folded
 # before one reduction) and all four off (7fa5060's kernel); WA's GEMMs issued ahead of work that does not need
-# them (wa_async, off by default); WA's two redundant waits dropped (lean_waits, off by default)
+# them (wa_async, off by default); WA's two redundant waits dropped (lean_waits, off by default); dL handed to WK,
+# which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
                       "bwdcwsng": dict(dg_warp_sum=False), "bwdcwsnf": dict(frag_stores=False),
                       "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
-                      "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True)}.items():
+                      "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True),
+                      "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24))}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

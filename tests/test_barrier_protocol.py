@@ -23,8 +23,11 @@ FLAG_SETS = [{}] + [{name: on} for name in ("u_in_wk",) if f"    {name}: bool = 
 # the waits that lean_waits drops are implied by others with and without u_in_wk
 if "    lean_waits: bool = " in KERNEL:
     FLAG_SETS += [{"lean_waits": True}, {"lean_waits": True, "u_in_wk": False}]
+# dkk_in_wk moves dL's consumers (and a dbeta term) from WA to WK
+if "    dkk_in_wk: bool = " in KERNEL:
+    FLAG_SETS += [{"dkk_in_wk": True}, {"dkk_in_wk": True, "u_in_wk": False}]
 # and every option that moves shared-memory accesses at once
-OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits")
+OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits", "dkk_in_wk")
 FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
 
 
@@ -68,27 +71,30 @@ def test_every_role_touches_shared_memory():
 def test_a_missing_wait_is_a_race(barrier, role, buffer):
     """Without the wait, a buffer's reader and writer are ordered by no barrier chain: the run reports the race
     (the wait on bar_w guards W for WA, on bar_vd Vd for WK, on dp_read dP's buffer before WA writes dKs there)."""
+    # (the wait on dp_read stands in both branches of dkk_in_wk: each removed, and each branch run)
     bad, n = re.subn(rf"\n +T\.barrier_wait\({barrier}\[0\], ph\)\n", "\n", KERNEL)
-    assert n == 1
-    errors = check(bad, 1, 2, runs=20, flags={"u_in_wk": True})
-    assert errors and all("race" in e and buffer in e for e in errors), errors[:2]
+    assert n == (2 if barrier == "dp_read" and "    dkk_in_wk: bool = " in KERNEL else 1)
+    for flags in ({"u_in_wk": True}, {"u_in_wk": True, "dkk_in_wk": True}):
+        errors = check(bad, 1, 2, runs=20, flags=flags)
+        assert errors and all("race" in e and buffer in e for e in errors), (flags, errors[:2])
 
 
 def test_an_else_after_a_nested_if_is_the_other_branch():
     """An option's `else:` that follows a nested (data) if in the option's branch belongs to the option: the
     simulation takes one branch, not both (it once read such an else as unconditional code, arriving twice)."""
-    old = ("                    T.barrier_wait(bar_dks[0], ph)\n                    T.gemm(dp_s, k_s, dkf)\n"
-           "                    T.barrier_arrive(dks_read[0])\n")
-    new = ("                    T.barrier_wait(bar_dks[0], ph)\n"
+    old = ("                    T.barrier_wait(bar_dp[0], ph)\n"
+           "                    T.gemm(dp_s, q_s, dkf, transpose_A=True)\n"
+           "                    T.barrier_arrive(dp_read[0])\n")
+    new = ("                    T.barrier_wait(bar_dp[0], ph)\n"
            "                    if frag_stores:  # a trailing comment\n"
-           "                        T.gemm(dp_s, k_s, dkf)\n"
-           "                        T.barrier_arrive(dks_read[0])\n"
+           "                        T.gemm(dp_s, q_s, dkf, transpose_A=True)\n"
+           "                        T.barrier_arrive(dp_read[0])\n"
            "                        for r in T.Parallel(BT):\n"
            "                            if r < n_store:\n"
            "                                dbeta[t0 + r, hv] = 0.0\n"
            "                    else:\n"
-           "                        T.gemm(dp_s, k_s, dkf)\n"
-           "                        T.barrier_arrive(dks_read[0])\n")
+           "                        T.gemm(dp_s, q_s, dkf, transpose_A=True)\n"
+           "                        T.barrier_arrive(dp_read[0])\n")
     assert KERNEL.count(old) == 1
     variant = KERNEL.replace(old, new)
     for flags in ({"frag_stores": True}, {"frag_stores": False}):

@@ -64,6 +64,7 @@ def gdn_bwd_chunk_ws_sm90(
     hs_fold: bool = True,  # <S0, dS1>'s four row quarters added elementwise before one row reduction (32 sums)
     wa_async: bool = False,  # WA issues Q K^T before forming Gamma, and dP K with dO S0^T, each pair under one wait
     lean_waits: bool = False,  # drop WA's waits on vd_read and bar_kg, which its wait on dp_read implies
+    dkk_in_wk: bool = False,  # WA hands dL to WK, which forms dKK K and dKK^T K and dbeta's second part (no K K^T)
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -175,11 +176,13 @@ def gdn_bwd_chunk_ws_sm90(
             er_s = T.alloc_shared((BT,), accum)  # sum_j E_ij
             ec_s = T.alloc_shared((BT,), accum)  # sum_j E_ji
             db1_s = T.alloc_shared((BT,), accum)  # sum_i dAb_ij A_ij
-            db2_s = T.alloc_shared((BT,), accum)  # sum_j dL_ij (K K^T)_ij
+            db2_s = T.alloc_shared((BT,), accum)  # sum_j dL_ij (K K^T)_ij (WA; WK's with dkk_in_wk)
             dgc_s = T.alloc_shared((BT,), accum)
             gu_s = T.alloc_shared((2, BT), accum)  # sum_k K * (dVg S0^T)   (WK)
             ka_s = T.alloc_shared((2, BT), accum)  # sum_k K * dK_r         (WK)
             hs_s = T.alloc_shared((2, K), accum)  # row sums of S0 * dS1   (WK; the first n_hs hold them all)
+            if dkk_in_wk:
+                bk_s = T.alloc_shared((BT,), accum)  # beta, WK's copy (its ab_free arrive comes early)
 
             # WA's fragments
             pa = T.alloc_fragment((BT, BT), accum)  # scale * Gamma * P (held until E's first part), E, dL * K K^T
@@ -194,6 +197,8 @@ def gdn_bwd_chunk_ws_sm90(
             acc_k = T.alloc_fragment((BT, V), accum)
             dv_r = T.alloc_fragment((BT, V), dtype)  # dv, held until dVd's buffer is free
             dvg_r = T.alloc_fragment((BT, V), dtype)  # dVg, the register operand of dVg S0^T
+            if dkk_in_wk:
+                dkt_r = T.alloc_fragment((BT, BT), dtype)  # dKK^T = (diag(beta) dL)^T, the register operand
             dkf = T.alloc_fragment((BT, K), accum)
             rows_k = T.alloc_fragment((BT,), accum)
             hprod = T.alloc_fragment((K // 4, V), accum)
@@ -378,30 +383,38 @@ def gdn_bwd_chunk_ws_sm90(
                         col_sums(sq_s, db1_s, cs, tx)
 
                     # ---- dL = strictLower(-A^T dA A^T) (A^T dA in Ag's buffer once WK's dv has read Ag);
-                    # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP
+                    # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP (with
+                    # dkk_in_wk: dL into dP's buffer, the rest by WK)
                     T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
                     T.barrier_wait(ag_read[0], ph)
                     T.copy(ma, ag_s)
                     T.gemm(ag_s, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
-                    T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
-                    for r, c in T.Parallel(BT, BT):
-                        ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
-                        pa[r, c] = ma[r, c] * pa[r, c]
-                    for r, c in T.Parallel(BT, BT):
-                        ma[r, c] = b_s[st, r] * ma[r, c]
-                    T.copy(ma, sq_s[:, 0:BT])
-                    T.reduce_sum(pa, rows_ac, dim=1)
-                    for r in T.Parallel(BT):
-                        db2_s[r] = rows_ac[r]
-                    T.barrier_wait(dp_read[0], ph)
-                    if frag_stores:
-                        # the transposed reads of the padded fp32 rows are conflict-free in the fragment's layout
+                    if dkk_in_wk:
+                        # dL itself (bf16) into dP's buffer: WK forms dKK K, dKK^T K and rowsum(dL * K K^T) from it
                         for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = ma[r, c] + sq_s[c, r]
+                            ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
+                        T.barrier_wait(dp_read[0], ph)
                         T.copy(ma, dp_s)
                     else:
+                        T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
                         for r, c in T.Parallel(BT, BT):
-                            dp_s[r, c] = T.cast(sq_s[r, c] + sq_s[c, r], dtype)
+                            ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
+                            pa[r, c] = ma[r, c] * pa[r, c]
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = b_s[st, r] * ma[r, c]
+                        T.copy(ma, sq_s[:, 0:BT])
+                        T.reduce_sum(pa, rows_ac, dim=1)
+                        for r in T.Parallel(BT):
+                            db2_s[r] = rows_ac[r]
+                        T.barrier_wait(dp_read[0], ph)
+                        if frag_stores:
+                            # the transposed reads of the padded fp32 rows are conflict-free in the fragment's layout
+                            for r, c in T.Parallel(BT, BT):
+                                ma[r, c] = ma[r, c] + sq_s[c, r]
+                            T.copy(ma, dp_s)
+                        else:
+                            for r, c in T.Parallel(BT, BT):
+                                dp_s[r, c] = T.cast(sq_s[r, c] + sq_s[c, r], dtype)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dks[0])
 
@@ -421,10 +434,15 @@ def gdn_bwd_chunk_ws_sm90(
                             dgl = dgl + ka_s[st, j]
                         dgc_s[last] = dgl
                     T.cumsum(dgc_s, dim=0, reverse=True)
-                    for r in T.Parallel(BT):
-                        if r < n_store:
-                            dg[t0 + r, hv] = T.if_then_else(r < n_valid, dgc_s[r], 0.0)
-                            dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
+                    if dkk_in_wk:  # WK stores dbeta
+                        for r in T.Parallel(BT):
+                            if r < n_store:
+                                dg[t0 + r, hv] = T.if_then_else(r < n_valid, dgc_s[r], 0.0)
+                    else:
+                        for r in T.Parallel(BT):
+                            if r < n_store:
+                                dg[t0 + r, hv] = T.if_then_else(r < n_valid, dgc_s[r], 0.0)
+                                dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
                     T.barrier_arrive(ab_free[st])
 
                 T.barrier_arrive(fin[0])
@@ -445,6 +463,9 @@ def gdn_bwd_chunk_ws_sm90(
                     for r in T.Parallel(BT):
                         gam_k[r] = T.exp2(g_s[st, r] * LOG2E)
                         rr_k[r] = T.if_then_else(r < n_valid, T.exp2((g_s[st, BT - 1] - g_s[st, r]) * LOG2E), 0.0)
+                    if dkk_in_wk:
+                        for r in T.Parallel(BT):
+                            bk_s[r] = b_s[st, r]
                     T.barrier_arrive(ab_free[st])
 
                     if u_in_wk:
@@ -541,8 +562,30 @@ def gdn_bwd_chunk_ws_sm90(
 
                     # ---- dK += dKs K
                     T.barrier_wait(bar_dks[0], ph)
-                    T.gemm(dp_s, k_s, dkf)
-                    T.barrier_arrive(dks_read[0])
+                    if dkk_in_wk:
+                        # dP's buffer holds dL: G = dL K gives dKK K = diag(beta) G and dbeta's second part
+                        # rowsum(dL * K K^T) = rowsum(G * K); dKK^T K from (diag(beta) dL)^T formed in registers
+                        # (G consumed before the operand is formed: WK's registers hold dK and one of the two)
+                        T.gemm(dp_s, k_s, acc_k, clear_accum=True)
+                        for r, c in T.Parallel(BT, K):
+                            dkf[r, c] += bk_s[r] * acc_k[r, c]
+                            acc_k[r, c] = acc_k[r, c] * k_s[r, c]
+                        T.reduce_sum(acc_k, rows_k, dim=1)
+                        # dbeta's second part through shared memory (a global store straight from the reduced
+                        # fragment under the row mask kept TileLang's lowering busy for more than 5 minutes)
+                        for r in T.Parallel(BT):
+                            db2_s[r] = rows_k[r]
+                        for r, c in T.Parallel(BT, BT):
+                            dkt_r[r, c] = T.cast(bk_s[c] * T.cast(dp_s[c, r], accum), dtype)
+                        T.gemm(dkt_r, k_s, dkf)
+                        T.barrier_arrive(dks_read[0])
+                        # dbeta = dAb * A's column sums (WA, written before its bar_dks arrive) + rowsum(dL * K K^T)
+                        for r in T.Parallel(BT):
+                            if r < n_store:
+                                dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
+                    else:
+                        T.gemm(dp_s, k_s, dkf)
+                        T.barrier_arrive(dks_read[0])
 
                 T.barrier_arrive(fin[0])
                 T.barrier_wait(fin[0], 0)
