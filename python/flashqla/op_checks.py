@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .validate import CHUNK, HEAD_DIM, _shape, index_limits_ok
+from .validate import CHUNK, HEAD_DIM, _shape, index_limits_ok, num_chunk_slots
 
 _NAMES = {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32", torch.float64: "float64",
           torch.int32: "int32", torch.int64: "int64"}
@@ -93,8 +93,3 @@ def check_bwd_extras(op, A, do, dht, T, HV, N, dtype, state_v_first, chunk_state
         _dtype(op, "chunk_states", chunk_states, dtype)
         _layout(op, "chunk_states", chunk_states, [num_chunk_slots(T, N), HV, HEAD_DIM, HEAD_DIM],
                 "[ceil(T / 64) + N, HV, K, V] (gdn_fwd's output_chunk_states)")
-
-
-def num_chunk_slots(T, N):
-    """ceil(T / 64) + N: the chunk slots of T packed tokens in N sequences (docs/gdn_chunk_derivation.md)."""
-    return (T + CHUNK - 1) // CHUNK + N

@@ -109,12 +109,17 @@ def check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_fir
     return B, T, N
 
 
+def num_chunk_slots(T, N):
+    """ceil(T / 64) + N: the chunk slots of T packed tokens in N sequences (docs/gdn_chunk_derivation.md)."""
+    return (T + CHUNK - 1) // CHUNK + N
+
+
 def index_limits_ok(T: int, N: int, HV: int) -> bool:
     """The kernels keep token positions and CTA indices in 32-bit integers (global offsets are 64-bit):
     2T + 64(N + 1) (a chunk slot's first token, with its intermediate terms), 4 (ceil(T/64) + N) * HV (the
     chunk-parallel grids; the fused forward's warm-up grid has up to 4 CTAs per segment slot and head)
     and 2 N HV (the sequential grids) must stay below 2^31."""
-    slots = (T + CHUNK - 1) // CHUNK + N
+    slots = num_chunk_slots(T, N)
     return 2 * T + CHUNK * (N + 1) <= INT32_MAX and 4 * slots * HV <= INT32_MAX and 2 * N * HV <= INT32_MAX
 
 
@@ -227,7 +232,7 @@ def check_bwd_inputs(A, do, dht, B: int, T: int, N: int, HV: int, dtype: torch.d
         if chunk_states.dtype != dtype:
             _fail("chunk_states", f"must have q's dtype {dtype} (the forward's output), got {chunk_states.dtype}",
                   TypeError)
-        slots = (B * T + CHUNK - 1) // CHUNK + N
+        slots = num_chunk_slots(B * T, N)
         if tuple(chunk_states.shape) != (slots, HV, HEAD_DIM, HEAD_DIM):
             want = [slots, HV, HEAD_DIM, HEAD_DIM]
             _fail("chunk_states", f"must have shape [ceil(B T / 64) + N, HV, K, V] = {want} (the forward's "
