@@ -19,9 +19,7 @@ STATE_TOL = 1e-2
 
 def expected_chunk_states(p, lengths, state_v_first):
     """{slot: [HV, K, V] float64}: the token recurrence's state at every chunk start of every sequence."""
-    cu = [0]
-    for n in lengths:
-        cu.append(cu[-1] + n)
+    cu = ragged_cu_seqlens(lengths, "cpu").tolist()
     want = {}
     for n, (s, e) in enumerate(zip(cu[:-1], cu[1:])):
         h0 = p["initial_state"][n:n + 1]

@@ -28,18 +28,20 @@ CASES = {
 
 
 def owned_slots(lengths):
-    cu = [0]
-    for n in lengths:
-        cu.append(cu[-1] + n)
+    cu = ragged_cu_seqlens(lengths, "cpu").tolist()
     return [s // 64 + n + j for n, (s, e) in enumerate(zip(cu[:-1], cu[1:])) for j in range(len(range(s, e, 64)))]
+
+
+def case_problem(case):
+    """(lengths, cp_segment_chunks, T, inputs, cu_seqlens) of a CASES entry, fresh random inputs on the GPU."""
+    lengths, tail, cp = CASES[case]
+    T = sum(lengths) + tail
+    return lengths, cp, T, make_problem(1, T, 2, 4, device=DEV, N=len(lengths)), ragged_cu_seqlens(lengths, DEV)
 
 
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
 def test_forward_chunk_states_match_reference(case):
-    lengths, tail, cp = CASES[case]
-    T = sum(lengths) + tail
-    p = make_problem(1, T, 2, 4, device=DEV, N=len(lengths))
-    cu = ragged_cu_seqlens(lengths, DEV)
+    lengths, cp, T, p, cu = case_problem(case)
     out = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp, output_chunk_states=True)
     slots = (T + 63) // 64 + len(lengths)
     assert out.chunk_states.shape == (slots, 4, 128, 128) and out.chunk_states.dtype == torch.bfloat16
@@ -67,10 +69,7 @@ def _grads(fn, p, cu, do, dht):
 
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
 def test_gradients_with_kept_states_are_the_recomputed_ones(case):
-    lengths, tail, cp = CASES[case]
-    T = sum(lengths) + tail
-    p = make_problem(1, T, 2, 4, device=DEV, N=len(lengths))
-    cu = ragged_cu_seqlens(lengths, DEV)
+    lengths, cp, T, p, cu = case_problem(case)
     do, dht = torch.randn(1, T, 4, 128, device=DEV), torch.randn(len(lengths), 4, 128, 128, device=DEV)
 
     def low_level(keep):
