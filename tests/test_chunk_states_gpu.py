@@ -2,7 +2,8 @@
 forward stores (`output_chunk_states`) against the float64 reference at every owned chunk slot, and the
 gradients with them (`save_chunk_states`: the backward skips its recompute) bitwise equal to the
 gradients without (the recompute runs the same kernel with the same plan, so the states are the same bits),
-also under context parallelism and torch.compile."""
+also under context parallelism and torch.compile; each at the width the op picks and at both V-slice widths
+forced (FLASHQLA_FWD_BLOCK_V: the 128-wide forward stores the states through the same storer warp)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import torch
 
 import flashqla
+from flashqla._ops import kernel_family
 from flashqla.reference import chunk_fwd_ref, chunk_local_cumsum_ref, kkt_solve_ref
 from gdn_inputs import make_problem, ragged_cu_seqlens, rel_err
 
@@ -27,6 +29,18 @@ CASES = {
 }
 
 
+# the V-slice width of the fused forward: the op's choice, or forced (128 exists in the sm90 family only)
+WIDTHS = ["auto", "64", "128"]
+
+
+def force_width(width, monkeypatch):
+    if width == "auto":
+        return
+    if width == "128" and kernel_family(torch.cuda.get_device_capability()) != "sm90":
+        pytest.skip("the 128-wide forward is an sm90-family kernel (the kernel family here is not sm90)")
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", width)
+
+
 def owned_slots(lengths):
     cu = ragged_cu_seqlens(lengths, "cpu").tolist()
     return [s // 64 + n + j for n, (s, e) in enumerate(zip(cu[:-1], cu[1:])) for j in range(len(range(s, e, 64)))]
@@ -39,8 +53,10 @@ def case_problem(case):
     return lengths, cp, T, make_problem(1, T, 2, 4, device=DEV, N=len(lengths)), ragged_cu_seqlens(lengths, DEV)
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
-def test_forward_chunk_states_match_reference(case):
+def test_forward_chunk_states_match_reference(case, width, monkeypatch):
+    force_width(width, monkeypatch)
     lengths, cp, T, p, cu = case_problem(case)
     out = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp, output_chunk_states=True)
     slots = (T + 63) // 64 + len(lengths)
@@ -53,7 +69,7 @@ def test_forward_chunk_states_match_reference(case):
                   chunk_states=want)
     idx = torch.tensor(owned_slots(lengths))
     err = rel_err(out.chunk_states.cpu()[idx], want[idx])
-    assert err <= STATE_TOL, f"{case}: chunk states rel err {err:.3e}"
+    assert err <= STATE_TOL, f"{case} BV={width}: chunk states rel err {err:.3e}"
     # o and the final state as without the flag (within the forward's tolerance: BV may differ)
     plain = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp)
     assert plain.chunk_states is None
@@ -67,8 +83,10 @@ def _grads(fn, p, cu, do, dht):
     return [leaves[n].grad for n in NAMES]
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
-def test_gradients_with_kept_states_are_the_recomputed_ones(case):
+def test_gradients_with_kept_states_are_the_recomputed_ones(case, width, monkeypatch):
+    force_width(width, monkeypatch)
     lengths, cp, T, p, cu = case_problem(case)
     do, dht = torch.randn(1, T, 4, 128, device=DEV), torch.randn(len(lengths), 4, 128, 128, device=DEV)
 
@@ -79,13 +97,13 @@ def test_gradients_with_kept_states_are_the_recomputed_ones(case):
                                                    cp_segment_chunks=cp, chunk_states=fwd.chunk_states)
 
     for name, a, b in zip(flashqla.GdnGrads._fields, low_level(False), low_level(True)):
-        assert torch.equal(a, b), f"{case}: {name} differs with the forward's chunk states"
+        assert torch.equal(a, b), f"{case} BV={width}: {name} differs with the forward's chunk states"
     if cp == -1:  # the autograd path (automatic CP only)
         def layer(keep):
             return lambda x, c: flashqla.chunk_gated_delta_rule(**x, output_final_state=True, cu_seqlens=c,
                                                                 save_chunk_states=keep)
         for name, a, b in zip(NAMES, _grads(layer(False), p, cu, do, dht), _grads(layer(True), p, cu, do, dht)):
-            assert torch.equal(a, b), f"{case}: d{name} differs with save_chunk_states"
+            assert torch.equal(a, b), f"{case} BV={width}: d{name} differs with save_chunk_states"
 
 
 def test_torch_compile_with_kept_states():

@@ -3,7 +3,8 @@ segment) and BV = 128 (one; one S~ buffer and one X buffer), forced through FLAS
 against the float64 reference and against each other, on the shapes whose code paths differ: partial
 chunks and the padding tail, sequences of length 0 and 1, initial and final states in both layouts, fp16,
 context parallelism (warm-up pass and exact fallback) and the backward (the override also reaches its state
-recompute, which stores S~ per chunk; left to the op, the recompute always runs BV = 64).
+recompute, which stores S~ per chunk; left to the op, the recompute's width is the forward's, by the same
+segment model).
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
 """

@@ -110,15 +110,16 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
                       const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
                       bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
   check_cp_segment_chunks(op, cp_segment_chunks);
-  // the V-slice width: 128 where the model prices it lower and this build has the kernel (the sm90 family), never
-  // for the backward's state recompute (out.h: one S~ buffer at BV = 128, which the storer warp would hold up);
-  // FLASHQLA_FWD_BLOCK_V=64 or 128 forces it (tests)
+  // the V-slice width: 128 where the model prices it lower and this build has the kernel (the sm90 family), also
+  // when the chunk states are stored (out.h: the backward's recompute, save_chunk_states): the storer warp keeps
+  // up with BV = 128's one S~ buffer (H200: the recompute 0.401 -> 0.321 ms at (16, 32) 8192x4,
+  // benchmarks/results/H200_chunk_states.md); FLASHQLA_FWD_BLOCK_V=64 or 128 forces it (tests)
   const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
   const int forced = fwd_block_v_override();
   STD_TORCH_CHECK(forced != 128 || wide != nullptr, op, ": FLASHQLA_FWD_BLOCK_V=128, but this build has no 128-wide "
                   "forward kernel for this GPU (only the sm90 family has one)");
   const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, sm_count(d.device), cp_segment_chunks,
-                                wide != nullptr && out.h == nullptr, forced);
+                                wide != nullptr, forced);
   const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), plan.block_v);
   // which sequence and chunks every CTA of each pass runs (tilelang_src/sm90/seg_plan.py)
   const SegmentTables st =

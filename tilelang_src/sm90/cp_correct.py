@@ -28,9 +28,12 @@ from common.segments import load_state
 from common.seq_index import seq_bound
 
 
-def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True):
+def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
+                        threads: int = 256):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
-    off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E)."""
+    off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
+    threads: 256 (two warpgroups, each taking 64 of M's rows in the products and half of every elementwise
+    pass) or 128 (one: every step's splits and products on one warpgroup, the walk being a chain of steps)."""
     NV = V // BV
     HV = T.dynamic("num_v_heads")
     N1 = T.dynamic("num_seqs_plus_one")
@@ -54,7 +57,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
         reverse: T.int32,  # 1: the backward's end-of-segment gradients, last segment first
     ):
         # a 3-D grid: the head and the V slice are block indices, never divisions in 64-bit offsets
-        with T.Kernel(N1 - 1, HV, NV, threads=128) as (n, hv, vb):
+        with T.Kernel(N1 - 1, HV, NV, threads=threads) as (n, hv, vb):
             v0 = vb * BV
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
             seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
