@@ -29,11 +29,12 @@ from common.seq_index import seq_bound
 
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
-                        threads: int = 256):
+                        threads: int = 128, tma: bool = False):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
-    threads: 256 (two warpgroups, each taking 64 of M's rows in the products and half of every elementwise
-    pass) or 128 (one: every step's splits and products on one warpgroup, the walk being a chain of steps)."""
+    threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
+    no faster on the H200, benchmarks/results/H200_walk.md). tma (with prefetch): M_{j+1} and E_{j+1} by TMA
+    on an mbarrier each, issued by warp 0, instead of 16-byte cp.async copies by every thread."""
     NV = V // BV
     HV = T.dynamic("num_v_heads")
     N1 = T.dynamic("num_seqs_plus_one")
@@ -59,6 +60,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
         # a 3-D grid: the head and the V slice are block indices, never divisions in 64-bit offsets
         with T.Kernel(N1 - 1, HV, NV, threads=threads) as (n, hv, vb):
             v0 = vb * BV
+            tx = T.get_thread_binding()
             seq_start = seq_bound(cu_seqlens, n, num_tokens)
             seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
             num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
@@ -80,12 +82,24 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 # step 0's M and E by cp.async; each step issues the next step's M once its split has read m32_s
                 # and the next E once its own E is read, so the walk's one round trip to memory per step (64 KB
                 # of M and 32 KB of E) overlaps the step's products instead of preceding them
-                m32_s = T.alloc_shared((K, K), accum)  # the next step's M, landing by cp.async
-                e_s = T.alloc_shared((K, BV), accum)  # the next step's E, landing by cp.async
+                m32_s = T.alloc_shared((K, K), accum)  # the next step's M, landing by cp.async (or TMA)
+                e_s = T.alloc_shared((K, BV), accum)  # the next step's E, landing by cp.async (or TMA)
+                if tma:
+                    bar_m = T.alloc_barrier(32)  # warp 0 arrives; the TMA's bytes complete the phase
+                    bar_e = T.alloc_barrier(32)
                 if num_steps > 0:
                     j0 = T.if_then_else(reverse != 0, last_j, 0)
-                    T.async_copy(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s)
-                    T.async_copy(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s)
+                    if tma:
+                        if tx < 32:
+                            T.tma_copy(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s, barrier=bar_m[0],
+                                       leader_scope_threads=32)
+                            T.barrier_arrive(bar_m[0])
+                            T.tma_copy(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s, barrier=bar_e[0],
+                                       leader_scope_threads=32)
+                            T.barrier_arrive(bar_e[0])
+                    else:
+                        T.async_copy(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s)
+                        T.async_copy(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s)
 
             if use_h0 != 0:
                 load_state(s_frag, h0, n, hv, v0, state_v_first, K, BV)
@@ -100,8 +114,11 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 # M_j is only written for those, so the selection below must not multiply
                 # (one read of M per element: hi and lo from the same register)
                 if prefetch:
-                    T.ptx_wait_group(0)  # this thread's copies of M_j and E_j
-                    T.sync_threads()  # everyone's
+                    if tma:
+                        T.barrier_wait(bar_m[0], jj % 2)
+                    else:
+                        T.ptx_wait_group(0)  # this thread's copies of M_j and E_j
+                        T.sync_threads()  # everyone's
                     for a, c in T.Parallel(K, K):
                         m_val = m32_s[a, c]
                         mh_s[a, c] = T.cast(m_val, half)
@@ -120,15 +137,29 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 if prefetch:
                     T.sync_threads()  # m32_s is read: the next M may land there
                     if jj + 1 < num_steps:
-                        T.async_copy(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s)
+                        if tma:
+                            if tx < 32:
+                                T.tma_copy(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s,
+                                           barrier=bar_m[0], leader_scope_threads=32)
+                                T.barrier_arrive(bar_m[0])
+                        else:
+                            T.async_copy(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s)
                 T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
                 T.gemm(mh_s, sl_s, ms_frag)
                 T.gemm(ml_s, sh_s, ms_frag)
                 if prefetch:
+                    if tma:
+                        T.barrier_wait(bar_e[0], jj % 2)
                     T.copy(e_s, s_frag)
                     T.sync_threads()  # e_s is read: the next E may land there
                     if jj + 1 < num_steps:
-                        T.async_copy(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s)
+                        if tma:
+                            if tx < 32:
+                                T.tma_copy(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s,
+                                           barrier=bar_e[0], leader_scope_threads=32)
+                                T.barrier_arrive(bar_e[0])
+                        else:
+                            T.async_copy(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s)
                 else:
                     T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
                 for a, b in T.Parallel(K, BV):

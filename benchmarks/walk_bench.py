@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The context-parallel correction walk (tilelang_src/sm90/cp_correct.py) alone: variants of the kernel
+compiled with TileLang's JIT on the GPU machine, timed on one long sequence split into segments, each
+checked against a float64 walk of the same inputs, forward and reverse.
+
+    PYTHONPATH=<site with tilelang> python benchmarks/walk_bench.py [--heads 8] [--tokens 32768]
+        [--seg-tokens 2048] [--variants cur t256 tma tma256 noprefetch]
+
+The walk is a chain: step j needs step j - 1's state, so its time is the number of steps times one step's
+latency, whatever the SMs around it do (at (2, 8) one 32768-token sequence: 16 segments, 16 CTAs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VARIANTS = {
+    "cur": {},
+    "t256": dict(threads=256),
+    "tma": dict(tma=True),
+    "tma256": dict(tma=True, threads=256),
+    "noprefetch": dict(prefetch=False),
+}
+
+
+def walk_ref(h0, E, M, plan, num_segs, reverse):
+    """float64 walk of one sequence (slots 0 .. num_segs - 1): the states the kernel writes to cp_h0."""
+    import torch
+
+    out = {}
+    S = h0.double()  # [HV, K, V]
+    fallback = (plan < 0).double()[:, :, None, None]  # [NSEG, HV, 1, 1]
+    steps = range(num_segs - 2, -1, -1) if reverse else range(num_segs - 1)
+    for j in steps:
+        S = E[j].double() + fallback[j] * (M[j].double() @ S)
+        out[j if reverse else j + 1] = S
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--heads", type=int, default=8, help="v-heads")
+    ap.add_argument("--tokens", type=int, default=32768)
+    ap.add_argument("--seg-tokens", type=int, default=2048)
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument("--iters", type=int, default=50)
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "tilelang_src"))
+    import tilelang
+    import torch
+
+    from sm90.cp_correct import gdn_cp_correct_sm90
+
+    HV, T_, L, K = args.heads, args.tokens, args.seg_tokens, 128
+    num_segs = -(-T_ // L)
+    NSEG = num_segs + 1  # slots: ceil(T / seg_tokens) + N
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    cu = torch.tensor([0, T_], dtype=torch.int32, device="cuda")
+    h0 = torch.randn(1, HV, K, K, device="cuda", generator=gen)
+    # E rows [0, NSEG), M rows [NSEG, 2 NSEG); M scaled to a spectral norm about 0.9 so the walk stays bounded
+    cp_out = torch.randn(2 * NSEG, HV, K, K, device="cuda", generator=gen)
+    cp_out[NSEG:] *= 0.9 / (2 * K ** 0.5)
+    plan = torch.full((NSEG, HV), -(L // 64), dtype=torch.int32, device="cuda")
+    plan[:, : HV // 2] = 3  # half of the heads warmed up (no M product used), half on the exact fallback
+    print(f"walk: {HV} v-heads, one sequence of {T_} tokens, {num_segs} segments of {L} tokens "
+          f"({num_segs - 1} steps), 2 CTAs (BV = 64) per head")
+    rows = []
+    for name in args.variants:
+        kern = tilelang.compile(gdn_cp_correct_sm90(**VARIANTS[name]), target="cuda",
+                                pass_configs={"tl.enable_fast_math": True})
+        errs = []
+        for reverse in (0, 1):
+            cp_h0 = torch.full((NSEG, HV, K, K), float("nan"), device="cuda")
+            kern(cu, h0, plan, cp_out, cp_h0, T_, L, 1, 0, reverse)
+            torch.cuda.synchronize()
+            want = walk_ref(h0[0], cp_out[:NSEG], cp_out[NSEG:], plan, num_segs, reverse)
+            err = max(float((cp_h0[s].double() - w).norm() / w.norm()) for s, w in want.items())
+            errs.append(err)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        cp_h0 = torch.empty(NSEG, HV, K, K, device="cuda")
+        for _ in range(5):
+            kern(cu, h0, plan, cp_out, cp_h0, T_, L, 1, 0, 0)
+        start.record()
+        for _ in range(args.iters):
+            kern(cu, h0, plan, cp_out, cp_h0, T_, L, 1, 0, 0)
+        end.record()
+        torch.cuda.synchronize()
+        us = start.elapsed_time(end) * 1e3 / args.iters
+        rows.append((name, us, us / max(num_segs - 1, 1), errs))
+        print(f"{name:11s} {us:8.2f} us/launch  {rows[-1][2]:6.2f} us/step  "
+              f"rel err fwd {errs[0]:.2e} rev {errs[1]:.2e}", flush=True)
+    bad = [r[0] for r in rows if not max(r[3]) < 1e-4]
+    if bad:
+        print(f"walk: variants off the float64 walk: {bad}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
