@@ -4,7 +4,7 @@ compiled with TileLang's JIT on the GPU machine, timed on one long sequence spli
 checked against a float64 walk of the same inputs, forward and reverse.
 
     PYTHONPATH=<site with tilelang> python benchmarks/walk_bench.py [--heads 8] [--tokens 32768]
-        [--seg-tokens 2048] [--variants cur t256 tma tma256 noprefetch]
+        [--seg-tokens 2048] [--variants cur t256 tma tma256 noprefetch one_wait overlap]
 
 The walk is a chain: step j needs step j - 1's state, so its time is the number of steps times one step's
 latency, whatever the SMs around it do (at (2, 8) one 32768-token sequence: 16 segments, 16 CTAs).
@@ -17,12 +17,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# name -> (factory in sm90/cp_correct.py, its keyword arguments)
 VARIANTS = {
-    "cur": {},
-    "t256": dict(threads=256),
-    "tma": dict(tma=True),
-    "tma256": dict(tma=True, threads=256),
-    "noprefetch": dict(prefetch=False),
+    "cur": ("gdn_cp_correct_sm90", {}),
+    "t256": ("gdn_cp_correct_sm90", dict(threads=256)),
+    "tma": ("gdn_cp_correct_sm90", dict(tma=True)),
+    "tma256": ("gdn_cp_correct_sm90", dict(tma=True, threads=256)),
+    "noprefetch": ("gdn_cp_correct_sm90", dict(prefetch=False)),
+    "one_wait": ("gdn_cp_correct_sm90", dict(one_wait=True)),
+    "overlap": ("gdn_cp_correct_overlap_sm90", {}),
 }
 
 
@@ -52,7 +55,7 @@ def main() -> int:
     import tilelang
     import torch
 
-    from sm90.cp_correct import gdn_cp_correct_sm90
+    import sm90.cp_correct as walk_kernels
 
     HV, T_, L, K = args.heads, args.tokens, args.seg_tokens, 128
     num_segs = -(-T_ // L)
@@ -69,7 +72,8 @@ def main() -> int:
           f"({num_segs - 1} steps), 2 CTAs (BV = 64) per head")
     rows = []
     for name in args.variants:
-        kern = tilelang.compile(gdn_cp_correct_sm90(**VARIANTS[name]), target="cuda",
+        factory, params = VARIANTS[name]
+        kern = tilelang.compile(getattr(walk_kernels, factory)(**params), target="cuda",
                                 pass_configs={"tl.enable_fast_math": True})
         errs = []
         for reverse in (0, 1):
