@@ -29,13 +29,17 @@ from common.seq_index import seq_bound
 
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
-                        threads: int = 128, tma: bool = False, one_wait: bool = False):
+                        threads: int = 128, tma: bool = False, split_acc: bool = False):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
     no faster on the H200, benchmarks/results/H200_walk.md). tma (with prefetch): M_{j+1} and E_{j+1} by TMA
-    on an mbarrier each, issued by warp 0, instead of 16-byte cp.async copies by every thread. one_wait: the
-    three products of a step issued before one wait (else three T.gemm, each drained)."""
+    on an mbarrier each, issued by warp 0, instead of 16-byte cp.async copies by every thread. split_acc: the
+    three products of a step into three accumulators, issued before one wait (else one accumulator: a chain of
+    3 K / 16 dependent wgmmas per step); needs threads = 256 for the registers. Neither the split of M nor the
+    drains between the products shortened a step (benchmarks/results/H200_walk.md): the accumulator chain is
+    what is left."""
+    assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV = T.dynamic("num_v_heads")
     N1 = T.dynamic("num_seqs_plus_one")
@@ -78,6 +82,9 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             sl_s = T.alloc_shared((K, BV), half)
             s_frag = T.alloc_fragment((K, BV), accum)
             ms_frag = T.alloc_fragment((K, BV), accum)
+            if split_acc:
+                ms2_frag = T.alloc_fragment((K, BV), accum)
+                ms3_frag = T.alloc_fragment((K, BV), accum)
             num_steps = T.max(num_segs - 1, 0)
             if prefetch:
                 # step 0's M and E by cp.async; each step issues the next step's M once its split has read m32_s
@@ -145,14 +152,18 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                                 T.barrier_arrive(bar_m[0])
                         else:
                             T.async_copy(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s)
-                if one_wait:  # the three products issued together, one drain of the tensor-core pipeline
+                if split_acc:  # three independent accumulator chains of K / 16 wgmmas, issued together
                     T.fence_proxy_async()
                     T.sync_threads()
                     T.wgmma_gemm(mh_s, sh_s, ms_frag, clear_accum=True)
-                    T.wgmma_gemm(mh_s, sl_s, ms_frag)
-                    T.wgmma_gemm(ml_s, sh_s, ms_frag)
+                    T.wgmma_gemm(mh_s, sl_s, ms2_frag, clear_accum=True)
+                    T.wgmma_gemm(ml_s, sh_s, ms3_frag, clear_accum=True)
                     T.wait_wgmma(0)
                     T.warpgroup_fence_operand(ms_frag, num_regs=K * BV // threads)
+                    T.warpgroup_fence_operand(ms2_frag, num_regs=K * BV // threads)
+                    T.warpgroup_fence_operand(ms3_frag, num_regs=K * BV // threads)
+                    for a, b in T.Parallel(K, BV):
+                        ms_frag[a, b] = ms_frag[a, b] + (ms2_frag[a, b] + ms3_frag[a, b])
                 else:
                     T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
                     T.gemm(mh_s, sl_s, ms_frag)
@@ -178,102 +189,3 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
 
     return gdn_cp_correct
 
-
-def gdn_cp_correct_overlap_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64):
-    """The same walk (same arguments and results as gdn_cp_correct_sm90) with the split of M_{j+1} into its
-    bf16 high and low parts taken off the chain: M's split does not depend on the state, so step j issues its
-    three products, splits M_{j+1} (landed by cp.async during step j - 1) into the other of two hi / lo
-    buffers while the tensor cores run, then waits. E_j is loaded from global memory into registers behind the
-    products. Experimental (benchmarks/walk_bench.py); 224 KB of shared memory, so the sm90 and sm100
-    families only."""
-    NV = V // BV
-    HV = T.dynamic("num_v_heads")
-    N1 = T.dynamic("num_seqs_plus_one")
-    NS = T.dynamic("num_states")
-    NSEG = T.dynamic("num_segs")
-    NGRID = T.dynamic("num_seg_ctas")
-    accum = "float32"
-    half = "bfloat16"
-
-    @T.prim_func
-    def gdn_cp_correct(
-        cu_seqlens: T.Tensor((N1,), "int32"),
-        h0: T.Tensor((NS, HV, K, V), accum),
-        cp_plan: T.Tensor((NSEG, HV), "int32"),
-        cp_out: T.Tensor((NGRID, HV, K, V), accum),
-        cp_h0: T.Tensor((NSEG, HV, K, V), accum),
-        num_tokens: T.int32,
-        seg_tokens: T.int32,
-        use_h0: T.int32,
-        state_v_first: T.int32,
-        reverse: T.int32,
-    ):
-        with T.Kernel(N1 - 1, HV, NV, threads=128) as (n, hv, vb):
-            v0 = vb * BV
-            seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
-            num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
-            first = T.alloc_var("int32", init=0)
-            first = seq_start // seg_tokens + n
-            last_j = T.alloc_var("int32", init=0)
-            last_j = num_segs - 2
-            step = 1 - 2 * reverse  # the next segment's offset in the walk's direction
-
-            mh_s = T.alloc_shared((2, K, K), half)
-            ml_s = T.alloc_shared((2, K, K), half)
-            sh_s = T.alloc_shared((K, BV), half)
-            sl_s = T.alloc_shared((K, BV), half)
-            m32_s = T.alloc_shared((K, K), accum)  # the next M to split, landing by cp.async
-            s_frag = T.alloc_fragment((K, BV), accum)
-            ms_frag = T.alloc_fragment((K, BV), accum)
-            e_frag = T.alloc_fragment((K, BV), accum)
-            num_steps = T.max(num_segs - 1, 0)
-            j0 = T.if_then_else(reverse != 0, last_j, 0)
-            # M_0 split into buffer 0 before the walk; M_1 on its way
-            T.async_copy(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s)
-            T.ptx_wait_group(0)
-            T.sync_threads()
-            for a, c in T.Parallel(K, K):
-                m_val = m32_s[a, c]
-                mh_s[0, a, c] = T.cast(m_val, half)
-                ml_s[0, a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
-            T.sync_threads()
-            if num_steps > 1:
-                T.async_copy(cp_out[NSEG + first + j0 + step, hv, 0:K, 0:K], m32_s)
-
-            if use_h0 != 0:
-                load_state(s_frag, h0, n, hv, v0, state_v_first, K, BV)
-            else:
-                T.clear(s_frag)
-            for jj in T.serial(num_steps):
-                cur = jj % 2
-                j = T.if_then_else(reverse != 0, last_j - jj, jj)
-                slot = first + j
-                plan = cp_plan[slot, hv]
-                for a, b in T.Parallel(K, BV):
-                    sh_s[a, b] = T.cast(s_frag[a, b], half)
-                for a, b in T.Parallel(K, BV):
-                    sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
-                T.fence_proxy_async()
-                T.sync_threads()
-                T.wgmma_gemm(mh_s[cur, :, :], sh_s, ms_frag, clear_accum=True)
-                T.wgmma_gemm(mh_s[cur, :, :], sl_s, ms_frag)
-                T.wgmma_gemm(ml_s[cur, :, :], sh_s, ms_frag)
-                T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_frag)
-                # M_{j+1}'s split into the other buffer (at the last step a harmless split of stale data)
-                T.ptx_wait_group(0)
-                T.sync_threads()
-                for a, c in T.Parallel(K, K):
-                    m_val = m32_s[a, c]
-                    mh_s[1 - cur, a, c] = T.cast(m_val, half)
-                    ml_s[1 - cur, a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
-                T.sync_threads()  # m32_s is read: M_{j+2} may land there
-                if jj + 2 < num_steps:
-                    T.async_copy(cp_out[NSEG + slot + 2 * step, hv, 0:K, 0:K], m32_s)
-                T.wait_wgmma(0)
-                T.warpgroup_fence_operand(ms_frag, num_regs=K * BV // 128)
-                for a, b in T.Parallel(K, BV):
-                    s_frag[a, b] = e_frag[a, b] + T.if_then_else(plan < 0, ms_frag[a, b], 0.0)
-                T.copy(s_frag, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV])
-
-    return gdn_cp_correct
