@@ -188,4 +188,3 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 T.copy(s_frag, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV])
 
     return gdn_cp_correct
-
