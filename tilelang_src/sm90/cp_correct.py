@@ -37,9 +37,8 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     on an mbarrier each, issued by warp 0, instead of 16-byte cp.async copies by every thread. split_acc: the
     three products of a step into three accumulators, issued before one wait (else one accumulator: a chain of
     3 K / 16 dependent wgmmas per step); needs threads = 256 for the registers, and wgmma (the sm90 family:
-    the other families lower this program without it). Neither the split of M nor the
-    drains between the products shortened a step (benchmarks/results/H200_walk.md): the accumulator chain is
-    what is left."""
+    the other families lower this program without it). Neither the split of M nor the drains between the
+    products shortened a step (benchmarks/results/H200_walk.md): the accumulator chain is what is left."""
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV = T.dynamic("num_v_heads")
