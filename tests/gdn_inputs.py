@@ -15,9 +15,16 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from flashqla._ops import kernel_family
 from flashqla.reference import l2norm
 
 TOL = {"o": 1e-2, "final_state": 1e-2, "g_cumsum": 1e-5, "A": 1e-2, "grad": 2e-2}
+
+
+def has_wide_kernel() -> bool:
+    """The 128-wide forward exists in the sm90 family only: an sm90 GPU, and no other family chosen through
+    FLASHQLA_KERNEL_FAMILY (a check build runs the sm100 and sm120 programs on Hopper that way)."""
+    return torch.cuda.is_available() and kernel_family(torch.cuda.get_device_capability()) == "sm90"
 
 
 # worst error seen per tensor in this session: name -> (error, case); printed by conftest

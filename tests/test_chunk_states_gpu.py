@@ -11,9 +11,8 @@ import pytest
 import torch
 
 import flashqla
-from flashqla._ops import kernel_family
 from flashqla.reference import chunk_fwd_ref, chunk_local_cumsum_ref, kkt_solve_ref
-from gdn_inputs import make_problem, ragged_cu_seqlens, rel_err
+from gdn_inputs import has_wide_kernel, make_problem, ragged_cu_seqlens, rel_err
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -36,7 +35,7 @@ WIDTHS = ["auto", "64", "128"]
 def force_width(width, monkeypatch):
     if width == "auto":
         return
-    if width == "128" and kernel_family(torch.cuda.get_device_capability()) != "sm90":
+    if width == "128" and not has_wide_kernel():
         pytest.skip("the 128-wide forward is an sm90-family kernel (the kernel family here is not sm90)")
     monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", width)
 

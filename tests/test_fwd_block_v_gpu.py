@@ -15,9 +15,8 @@ import pytest
 import torch
 
 import flashqla
-from flashqla._ops import kernel_family
 from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_chunk_ref, gdn_recurrent_ref
-from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
+from gdn_inputs import TOL, has_wide_kernel, make_problem, ragged_cu_seqlens, record, rel_err
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -31,12 +30,6 @@ CASES = {
     "ragged+tail H2/HV8": (2, 8, [1, 0, 130, 64, 1000, 63], 77, torch.bfloat16),
     "short H4/HV16 fp16": (4, 16, [65, 1, 200], 5, torch.float16),
 }
-
-
-def has_wide_kernel() -> bool:
-    """The 128-wide forward exists in the sm90 family only: an sm90 GPU, and no other family chosen through
-    FLASHQLA_KERNEL_FAMILY (a check build runs the sm100 and sm120 programs on Hopper that way)."""
-    return torch.cuda.is_available() and kernel_family(torch.cuda.get_device_capability()) == "sm90"
 
 
 needs_wide = pytest.mark.skipif(
