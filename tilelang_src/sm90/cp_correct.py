@@ -49,6 +49,17 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     accum = "float32"
     half = "bfloat16"
 
+    @T.macro
+    def fetch(src, dst, bar, tx):
+        """dst <- src, landing asynchronously: by TMA on bar, issued and arrived by warp 0 (tma), else by
+        cp.async from every thread (waited with ptx_wait_group)."""
+        if tma:
+            if tx < 32:
+                T.tma_copy(src, dst, barrier=bar[0], leader_scope_threads=32)
+                T.barrier_arrive(bar[0])
+        else:
+            T.async_copy(src, dst)
+
     @T.prim_func
     def gdn_cp_correct(
         cu_seqlens: T.Tensor((N1,), "int32"),
@@ -92,22 +103,13 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 # of M and 32 KB of E) overlaps the step's products instead of preceding them
                 m32_s = T.alloc_shared((K, K), accum)  # the next step's M, landing by cp.async (or TMA)
                 e_s = T.alloc_shared((K, BV), accum)  # the next step's E, landing by cp.async (or TMA)
-                if tma:
-                    bar_m = T.alloc_barrier(32)  # warp 0 arrives; the TMA's bytes complete the phase
-                    bar_e = T.alloc_barrier(32)
+                # warp 0 arrives on these and the TMA's bytes complete the phase (tma); unused with cp.async
+                bar_m = T.alloc_barrier(32) if tma else None
+                bar_e = T.alloc_barrier(32) if tma else None
                 if num_steps > 0:
                     j0 = T.if_then_else(reverse != 0, last_j, 0)
-                    if tma:
-                        if tx < 32:
-                            T.tma_copy(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s, barrier=bar_m[0],
-                                       leader_scope_threads=32)
-                            T.barrier_arrive(bar_m[0])
-                            T.tma_copy(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s, barrier=bar_e[0],
-                                       leader_scope_threads=32)
-                            T.barrier_arrive(bar_e[0])
-                    else:
-                        T.async_copy(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s)
-                        T.async_copy(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s)
+                    fetch(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s, bar_m, tx)
+                    fetch(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s, bar_e, tx)
 
             if use_h0 != 0:
                 load_state(s_frag, h0, n, hv, v0, state_v_first, K, BV)
@@ -145,13 +147,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 if prefetch:
                     T.sync_threads()  # m32_s is read: the next M may land there
                     if jj + 1 < num_steps:
-                        if tma:
-                            if tx < 32:
-                                T.tma_copy(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s,
-                                           barrier=bar_m[0], leader_scope_threads=32)
-                                T.barrier_arrive(bar_m[0])
-                        else:
-                            T.async_copy(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s)
+                        fetch(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s, bar_m, tx)
                 if split_acc:  # three independent accumulator chains of K / 16 wgmmas, issued together
                     T.fence_proxy_async()
                     T.sync_threads()
@@ -174,13 +170,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                     T.copy(e_s, s_frag)
                     T.sync_threads()  # e_s is read: the next E may land there
                     if jj + 1 < num_steps:
-                        if tma:
-                            if tx < 32:
-                                T.tma_copy(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s,
-                                           barrier=bar_e[0], leader_scope_threads=32)
-                                T.barrier_arrive(bar_e[0])
-                        else:
-                            T.async_copy(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s)
+                        fetch(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s, bar_e, tx)
                 else:
                     T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
                 for a, b in T.Parallel(K, BV):
