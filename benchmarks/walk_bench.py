@@ -4,7 +4,7 @@ compiled with TileLang's JIT on the GPU machine, timed on one long sequence spli
 checked against a float64 walk of the same inputs, forward and reverse.
 
     PYTHONPATH=<site with tilelang> python benchmarks/walk_bench.py [--heads 8] [--tokens 32768]
-        [--seg-tokens 2048] [--variants cur t256 tma tma256 noprefetch split256]
+        [--seg-tokens 2048] [--variants cur t256 tma tma256 noprefetch split256 tmasplit]
 
 The walk is a chain: step j needs step j - 1's state, so its time is the number of steps times one step's
 latency, whatever the SMs around it do (at (2, 8) one 32768-token sequence: 16 segments, 16 CTAs).
@@ -25,6 +25,7 @@ VARIANTS = {
     "tma256": ("gdn_cp_correct_sm90", dict(tma=True, threads=256)),
     "noprefetch": ("gdn_cp_correct_sm90", dict(prefetch=False)),
     "split256": ("gdn_cp_correct_sm90", dict(split_acc=True, threads=256)),
+    "tmasplit": ("gdn_cp_correct_sm90", dict(tma=True, split_acc=True, threads=256)),
 }
 # measured and removed (benchmarks/results/H200_walk.md; the kernels in git history, 0967b5e): one_wait (the three
 # products under one wait) and overlap (M_{j+1}'s split while step j's products run)
