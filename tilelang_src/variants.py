@@ -106,7 +106,11 @@ _HELPER_PROGRAMS = {
 # per family where they differ: the sm120 family's blocks get at most 99 KB of shared memory, so its correction
 # walk loads each step's M and E itself (the prefetch buffers take 96 KB more)
 HELPER_PROGRAMS = {
-    "sm90": _HELPER_PROGRAMS,
+    # the sm90 family's walk prefetches M and E by TMA (H200: 4.48 -> 4.21 us per step,
+    # benchmarks/results/H200_walk.md); the sm100 family keeps cp.async until a run there measures it
+    "sm90": {**_HELPER_PROGRAMS,
+             "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=64, tma=True),
+                                (("bv", 64),))},
     "sm100": _HELPER_PROGRAMS,
     "sm120": {**_HELPER_PROGRAMS,
               "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90",

@@ -31,6 +31,35 @@ int sm_count(int32_t device) {
   return cached_attribute(cudaDevAttrMultiProcessorCount, cache, device);
 }
 
+void* side_stream(int32_t device) {
+  // one per thread and device: an op's fork and join never interleave with another thread's (whose stream may be
+  // under CUDA graph capture: work it put on a shared side stream would join that capture); autograd runs a
+  // device's backward ops on one engine thread, so this is one stream per device in training
+  thread_local void* streams[64] = {};
+  STD_TORCH_CHECK(device >= 0 && device < 64, "flashqla: device index ", device, " out of range for the side stream");
+  if (streams[device] == nullptr) {
+    int previous = -1;
+    cudaError_t e = cudaGetDevice(&previous);
+    if (e == cudaSuccess && previous != device) e = cudaSetDevice(device);
+    cudaStream_t s = nullptr;
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (previous >= 0 && previous != device) cudaSetDevice(previous);
+    STD_TORCH_CHECK(e == cudaSuccess, "flashqla: could not create a side stream: ", cudaGetErrorString(e));
+    streams[device] = s;
+  }
+  return streams[device];
+}
+
+void stream_wait(void* waiter, void* waited) {
+  if (waiter == waited) return;
+  cudaEvent_t ev = nullptr;
+  cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventRecord(ev, static_cast<cudaStream_t>(waited));
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(static_cast<cudaStream_t>(waiter), ev, 0);
+  if (ev != nullptr) cudaEventDestroy(ev);  // released once the recorded work completes
+  STD_TORCH_CHECK(e == cudaSuccess, "flashqla: cross-stream wait failed: ", cudaGetErrorString(e));
+}
+
 bool poison_outputs() {
   const char* v = std::getenv("FLASHQLA_POISON_OUTPUTS");
   return v != nullptr && v[0] != '\0' && v[0] != '0';

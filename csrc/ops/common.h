@@ -82,6 +82,13 @@ inline void* current_stream(int32_t device) {
   return stream;
 }
 
+// A second stream of a device, for work that may overlap the current stream's (created once per thread and
+// device, non-blocking; work on it is ordered against the current stream only by stream_wait)
+void* side_stream(int32_t device);
+// `waiter` runs what is enqueued on it next only after everything enqueued on `waited` so far (an event;
+// legal while a CUDA graph is captured: the capture then follows the dependency into the other stream)
+void stream_wait(void* waiter, void* waited);
+
 // compute capability of a device as major * 10 + minor (9.0 -> 90, 12.0 -> 120), cached per device
 int compute_capability(int32_t device);
 // number of streaming multiprocessors of a device (cached)

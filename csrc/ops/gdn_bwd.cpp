@@ -1,9 +1,11 @@
 // torch.ops.flashqla.gdn_bwd on CUDA: recompute the per-chunk start states (the forward kernel with
-// states stored by chunk slot; skipped when the caller passes the forward's chunk_states), run the reverse
-// state-gradient recurrence, then the chunk-parallel gradient kernel, which sums dq and dk over each group
+// states stored by chunk slot, on a side stream; skipped when the caller passes the forward's chunk_states),
+// run the reverse state-gradient recurrence beside it, then the chunk-parallel gradient kernel, which sums dq and dk over each group
 // of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per v-head in fp32 and the
 // op sums them).
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "dispatch.h"
 #include "gdn_common.h"
@@ -18,6 +20,30 @@ constexpr const char* kOp = "flashqla::gdn_bwd";
 // SM100) sums each group of v-heads in the kernel ([1, T, H, K] in q's dtype); the SM120 program writes
 // them per v-head ([1, T, HV, K] fp32) and group_sum below adds them up. Same launcher signature.
 bool chunk_kernel_sums_groups(const char* family) { return std::strcmp(family, "sm120") != 0; }
+
+// FLASHQLA_SERIAL_BACKWARD=1: the state recompute on the current stream, before the state gradient (the
+// order before the two overlapped; benchmarks/bwd_overlap.py compares them)
+bool serial_backward() {
+  const char* v = std::getenv("FLASHQLA_SERIAL_BACKWARD");
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
+}
+
+// Joins a side stream back into the main one: join() once the main stream needs the side's work, and on every
+// exit (an error between fork and join must not leave the side's temporaries to be freed under running kernels)
+struct StreamJoin {
+  void* main;
+  void* side;
+  void join() {
+    if (side != main) stream_wait(main, side);
+    side = main;
+  }
+  ~StreamJoin() {
+    try {
+      join();
+    } catch (...) {  // a destructor must not throw; the error surfaces at the next CUDA call
+    }
+  }
+};
 
 // [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
@@ -88,14 +114,22 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   void* stream = current_stream(d.device);
   char err[512] = {0};
 
-  // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed
+  // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed. Step 2 does not read
+  // them, so the recompute runs on a side stream beside it (a sequential pass with few heads leaves most SMs
+  // idle, above all during the correction walks); the chunk kernel (step 3) waits for both.
   Tensor h = chunk_states.has_value() ? *chunk_states
                                       : torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
+  std::vector<Tensor> side_workspace;  // the recompute's temporaries, freed only after the join below
+  StreamJoin join{stream, stream};
   if (!chunk_states.has_value()) {
+    if (!serial_backward()) {
+      join.side = side_stream(d.device);
+      stream_wait(join.side, stream);  // the side stream starts after the work already on this one
+    }
     FwdOutputs recompute;
     recompute.h = &h;
     launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
-                     recompute, cp_segment_chunks, stream);
+                     recompute, cp_segment_chunks, join.side, &side_workspace);
   }
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
@@ -129,6 +163,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                         d.num_slots(), segs, st.range_rows, segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
   cp_ds.reset();  // back to the caching allocator (stream-ordered) before the chunk kernel's peak
+  join.join();  // the recomputed states are in h
+  side_workspace.clear();  // ordered before the chunk kernel by the join: its blocks may serve this stream now
 
   // 3. every token's gradients, chunk-parallel
   rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),

@@ -108,7 +108,8 @@ Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& s
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
                       const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
                       const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
-                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream) {
+                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream,
+                      std::vector<Tensor>* workspace) {
   check_cp_segment_chunks(op, cp_segment_chunks);
   // the V-slice width: 128 where the model prices it lower and this build has the kernel (the sm90 family), also
   // when the chunk states are stored (out.h: the backward's recompute, save_chunk_states): the storer warp keeps
@@ -148,7 +149,9 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
     cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
     cp_h0_ptr = cp_h0->data_ptr();
+    if (workspace != nullptr) workspace->insert(workspace->end(), {cp_out, *cp_h0, st.cp_plan});
   }
+  if (workspace != nullptr) workspace->insert(workspace->end(), {st.seg_seq, st.ranges});
 
   const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(),
                         beta.data_ptr(), cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,

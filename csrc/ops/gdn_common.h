@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "common.h"
 #include "segment_plan.h"
@@ -61,10 +62,14 @@ struct FwdOutputs {
 // Runs the fused forward (requires g_cumsum and A from the chunk-prep kernel): the segment plan,
 // and with context parallelism the warm-up pass and the correction, then the main pass.
 // cp_segment_chunks: -1 automatic, 0 off, > 0 forced segment length (see segment_plan.h).
-// z: the chunk prep's Z, read only when out.o is set (nullptr otherwise)
+// z: the chunk prep's Z, read only when out.o is set (nullptr otherwise). workspace (if given) receives the
+// temporaries the launches use (segment tables, warm-up outputs, corrected start states), for a caller whose
+// stream is not the current one: the caching allocator may hand a freed block to the current stream's next
+// allocation, so they must outlive the caller's join of `stream` into the current stream.
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
                       const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
                       const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
-                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream);
+                      bool state_v_first, const FwdOutputs& out, int64_t cp_segment_chunks, void* stream,
+                      std::vector<Tensor>* workspace = nullptr);
 
 }  // namespace flashqla

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The backward's state recompute on a side stream beside the state gradient (csrc/ops/gdn_bwd.cpp) against
+both on one stream (FLASHQLA_SERIAL_BACKWARD=1, the order before): training-step and backward-only times in
+one process, alternating the two modes, and the gradients of the two modes compared bit for bit.
+
+    python benchmarks/bwd_overlap.py --heads 2,8 16,32 --mixes 1x8192 1x32768 8192x4
+
+Timing as bench_gdn.py (CUDA-graph replay, median of --reps); inputs as there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+import flashqla
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gdn import _training_step, make_inputs, time_ms  # noqa: E402
+from shapes import parse_lengths  # noqa: E402
+
+SERIAL = "FLASHQLA_SERIAL_BACKWARD"
+
+
+def set_serial(serial: bool) -> None:
+    if serial:
+        os.environ[SERIAL] = "1"
+    else:
+        os.environ.pop(SERIAL, None)
+
+
+def call(**t):
+    return flashqla.chunk_gated_delta_rule(**t, output_final_state=True)
+
+
+def gradients(x, serial: bool) -> list[torch.Tensor]:
+    """The six inputs' gradients of one step, for fixed upstream gradients."""
+    set_serial(serial)
+    names = ("q", "k", "v", "g", "beta", "initial_state")
+    leaves = {n: x[n].detach().clone().requires_grad_() for n in names}
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    do = torch.randn(x["v"].shape, device="cuda", generator=gen).to(x["v"].dtype)
+    dht = torch.randn(x["initial_state"].shape, device="cuda", generator=gen) / 8
+    o, ht = call(**leaves, cu_seqlens=x["cu_seqlens"])
+    torch.autograd.backward([o, ht], [do, dht])
+    return [leaves[n].grad.clone() for n in names]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--heads", nargs="+", default=["2,8", "16,32"])
+    ap.add_argument("--mixes", nargs="+", default=["1x8192", "1x32768"])
+    ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
+    args = ap.parse_args()
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, flashqla "
+          f"{flashqla.build_manifest().get('source_commit')}")
+    print("| (h_qk, h_v) | seqlens | step serial | step overlap | x | bwd serial | bwd overlap | x | grads |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    bad = 0
+    for h in args.heads:
+        hqk, hv = (int(v) for v in h.split(","))
+        for mix in args.mixes:
+            x = make_inputs(parse_lengths(mix), hqk, hv)
+            same = all(torch.equal(a, b) for a, b in zip(gradients(x, True), gradients(x, False)))
+            bad += not same
+            ms = {}
+            for mode in ("fwdbwd", "bwd"):
+                for serial in (True, False, True, False):  # alternated: a drift of the clock hits both
+                    set_serial(serial)
+                    t, captured = time_ms(_training_step(call, x, mode), args.calls, args.reps)
+                    key = (mode, serial)
+                    ms[key] = min(ms.get(key, float("inf")), t)
+                    if not captured:
+                        print(f"warning: {mode} serial={serial} not captured in a CUDA graph")
+            set_serial(False)
+            cells = []
+            for mode in ("fwdbwd", "bwd"):
+                a, b = ms[(mode, True)], ms[(mode, False)]
+                cells += [f"{a:.3f}", f"{b:.3f}", f"{a / b:.2f}"]
+            print(f"| ({hqk}, {hv}) | {mix} | " + " | ".join(cells) + f" | {'bitwise equal' if same else 'DIFFER'} |",
+                  flush=True)
+    if bad:
+        print(f"bwd_overlap: gradients differ between the modes in {bad} shapes")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

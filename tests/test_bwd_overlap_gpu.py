@@ -1,0 +1,118 @@
+"""The backward's state recompute on a side stream (csrc/ops/gdn_bwd.cpp), on the GPU (skipped elsewhere): the
+gradients bitwise those of the serial order (FLASHQLA_SERIAL_BACKWARD=1; the same kernels on the same inputs,
+only their order across two streams differs), with context parallelism off, forced and automatic, through the
+op and through autograd; a training step captured in a CUDA graph with context parallelism (the fork and join
+follow the capture into the side stream) replays to eager's gradients; and a backward on a non-default stream
+right after its inputs were written there reads them written (the side stream waits for the caller's)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import flashqla
+from gdn_inputs import make_problem, ragged_cu_seqlens, rel_err
+
+pytestmark = pytest.mark.gpu
+DEV = "cuda"
+NAMES = ("q", "k", "v", "g", "beta", "initial_state")
+CASES = {
+    # (lengths, padding tail, cp_segment_chunks)
+    "ragged-nocp": ([130, 0, 64, 77], 5, 0),
+    "ragged-cp2": ([700, 300, 1], 0, 2),
+    "long-auto": ([8192], 0, -1),
+}
+
+
+def serial(monkeypatch, on: bool):
+    if on:
+        monkeypatch.setenv("FLASHQLA_SERIAL_BACKWARD", "1")
+    else:
+        monkeypatch.delenv("FLASHQLA_SERIAL_BACKWARD", raising=False)
+
+
+def case_problem(case):
+    lengths, tail, cp = CASES[case]
+    T = sum(lengths) + tail
+    p = make_problem(1, T, 2, 4, device=DEV, N=len(lengths))
+    do, dht = torch.randn(1, T, 4, 128, device=DEV), torch.randn(len(lengths), 4, 128, 128, device=DEV) / 8
+    return p, ragged_cu_seqlens(lengths, DEV), cp, do, dht
+
+
+def autograd_grads(p, cu, do, dht, **kw):
+    leaves = {n: p[n].detach().clone().requires_grad_() for n in NAMES}
+    o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=cu, **kw)
+    ((o.float() * do).sum() + (ht * dht).sum()).backward()
+    return [leaves[n].grad for n in NAMES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_overlapped_backward_is_the_serial_one(case, monkeypatch):
+    p, cu, cp, do, dht = case_problem(case)
+    fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp)
+
+    def op_grads(on):
+        serial(monkeypatch, on)
+        return flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
+                                                   initial_state=p["initial_state"], cu_seqlens=cu,
+                                                   cp_segment_chunks=cp)
+
+    for name, a, b in zip(flashqla.GdnGrads._fields, op_grads(True), op_grads(False)):
+        assert not torch.isnan(b).any(), f"{case}: {name} has NaN with the overlapped recompute"
+        assert torch.equal(a, b), f"{case}: {name} differs between the serial and the overlapped backward"
+    if cp == -1:
+        serial(monkeypatch, True)
+        want = autograd_grads(p, cu, do, dht)
+        serial(monkeypatch, False)
+        for name, a, b in zip(NAMES, want, autograd_grads(p, cu, do, dht)):
+            assert torch.equal(a, b), f"{case}: d{name} differs between the serial and the overlapped backward"
+
+
+def test_overlapped_backward_in_cuda_graph_with_cp():
+    T, N, HV = 6000, 2, 4  # few heads, long sequences: the automatic plan splits them into segments
+    static = {n: t.requires_grad_() for n, t in make_problem(1, T, 2, HV, device=DEV, N=N).items()}
+    cu = ragged_cu_seqlens([4000, 2000], DEV)
+    do, dht = torch.randn(1, T, HV, 128, device=DEV), torch.randn(N, HV, 128, 128, device=DEV) / 8
+
+    def step():
+        o, ht = flashqla.chunk_gated_delta_rule(**static, output_final_state=True, cu_seqlens=cu)
+        ((o.float() * do).sum() + (ht * dht).sum()).backward()
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            step()
+            for n in NAMES:
+                static[n].grad = None
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    for lengths in ([5000, 1000], [6000, 0]):
+        fresh = make_problem(1, T, 2, HV, device=DEV, N=N)
+        with torch.no_grad():
+            for n in NAMES:
+                static[n].copy_(fresh[n])
+        cu.copy_(ragged_cu_seqlens(lengths, DEV))
+        graph.replay()
+        want = autograd_grads(fresh, cu.clone(), do, dht)
+        for n, w in zip(NAMES, want):
+            assert rel_err(static[n].grad, w.double()) <= 1e-6, (lengths, n)
+
+
+def test_backward_on_a_side_stream_reads_inputs_written_there():
+    p, cu, cp, do, dht = case_problem("long-auto")
+    want = autograd_grads(p, cu, do, dht)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        # the inputs rewritten on s just before the step: a recompute that did not wait for s would read stale ones
+        fresh = {n: torch.empty_like(t) for n, t in p.items()}
+        torch.cuda._sleep(50_000_000)  # about 25 ms of work ahead of the copies on s
+        for n in fresh:
+            fresh[n].copy_(p[n])
+        got = autograd_grads(fresh, cu, do, dht)
+    torch.cuda.current_stream().wait_stream(s)
+    for n, a, b in zip(NAMES, want, got):
+        assert torch.equal(a, b), f"d{n} differs when the step runs on a non-default stream"
