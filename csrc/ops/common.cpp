@@ -31,23 +31,29 @@ int sm_count(int32_t device) {
   return cached_attribute(cudaDevAttrMultiProcessorCount, cache, device);
 }
 
-void* side_stream(int32_t device) {
-  // one per thread and device: an op's fork and join never interleave with another thread's (whose stream may be
-  // under CUDA graph capture: work it put on a shared side stream would join that capture); autograd runs a
-  // device's backward ops on one engine thread, so this is one stream per device in training
-  thread_local void* streams[64] = {};
+void* side_stream(int32_t device, SideStream role) {
+  // one per thread, device and role: an op's fork and join never interleave with another thread's (whose stream
+  // may be under CUDA graph capture: work it put on a shared side stream would join that capture); autograd runs
+  // a device's backward ops on one engine thread, so this is one set per device in training
+  constexpr int kRoles = 3;
+  thread_local void* streams[64][kRoles] = {};
+  const int r = static_cast<int>(role);
   STD_TORCH_CHECK(device >= 0 && device < 64, "flashqla: device index ", device, " out of range for the side stream");
-  if (streams[device] == nullptr) {
+  if (streams[device][r] == nullptr) {
     int previous = -1;
     cudaError_t e = cudaGetDevice(&previous);
     if (e == cudaSuccess && previous != device) e = cudaSetDevice(device);
+    int least = 0, greatest = 0;
+    if (e == cudaSuccess) e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
     cudaStream_t s = nullptr;
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e == cudaSuccess) {
+      e = cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, role == SideStream::kRecompute ? least : greatest);
+    }
     if (previous >= 0 && previous != device) cudaSetDevice(previous);
     STD_TORCH_CHECK(e == cudaSuccess, "flashqla: could not create a side stream: ", cudaGetErrorString(e));
-    streams[device] = s;
+    streams[device][r] = s;
   }
-  return streams[device];
+  return streams[device][r];
 }
 
 void stream_wait(void* waiter, void* waited) {
@@ -58,6 +64,11 @@ void stream_wait(void* waiter, void* waited) {
   if (e == cudaSuccess) e = cudaStreamWaitEvent(static_cast<cudaStream_t>(waiter), ev, 0);
   if (ev != nullptr) cudaEventDestroy(ev);  // released once the recorded work completes
   STD_TORCH_CHECK(e == cudaSuccess, "flashqla: cross-stream wait failed: ", cudaGetErrorString(e));
+}
+
+bool single_stream() {
+  const char* v = std::getenv("FLASHQLA_SINGLE_STREAM");
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
 bool poison_outputs() {

@@ -3,7 +3,6 @@
 // run the reverse state-gradient recurrence beside it, then the chunk-parallel gradient kernel, which sums dq and dk over each group
 // of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per v-head in fp32 and the
 // op sums them).
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -21,30 +20,6 @@ constexpr const char* kOp = "flashqla::gdn_bwd";
 // them per v-head ([1, T, HV, K] fp32) and group_sum below adds them up. Same launcher signature.
 bool chunk_kernel_sums_groups(const char* family) { return std::strcmp(family, "sm120") != 0; }
 
-// FLASHQLA_SERIAL_BACKWARD=1: the state recompute on the current stream, before the state gradient (the
-// order before the two overlapped; benchmarks/bwd_overlap.py compares them)
-bool serial_backward() {
-  const char* v = std::getenv("FLASHQLA_SERIAL_BACKWARD");
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
-
-// Joins a side stream back into the main one: join() once the main stream needs the side's work, and on every
-// exit (an error between fork and join must not leave the side's temporaries to be freed under running kernels)
-struct StreamJoin {
-  void* main;
-  void* side;
-  void join() {
-    if (side != main) stream_wait(main, side);
-    side = main;
-  }
-  ~StreamJoin() {
-    try {
-      join();
-    } catch (...) {  // a destructor must not throw; the error surfaces at the next CUDA call
-    }
-  }
-};
-
 // [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
   Tensor summed = per_vhead;
@@ -55,6 +30,7 @@ Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
   }
   return torch::stable::to(summed, d.dtype);
 }
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
@@ -122,8 +98,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   std::vector<Tensor> side_workspace;  // the recompute's temporaries, freed only after the join below
   StreamJoin join{stream, stream};
   if (!chunk_states.has_value()) {
-    if (!serial_backward()) {
-      join.side = side_stream(d.device);
+    if (!single_stream()) {
+      join.side = side_stream(d.device, SideStream::kRecompute);
       stream_wait(join.side, stream);  // the side stream starts after the work already on this one
     }
     FwdOutputs recompute;
@@ -143,8 +119,20 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const bool has_states = initial_state.has_value() || dht.has_value();
   const int64_t num_states = has_states ? d.N : 0;
   const int64_t segs = st.sp.num_segs;
-  std::optional<Tensor> cp_ds;
-  if (st.sp.cp) {
+  // the main pass over the segs CTA rows at `ranges_ptr`, every segment but a sequence's last starting from the
+  // end gradients at `seg_grads` (row s: segment s's)
+  auto main_pass = [&](void* ranges_ptr, void* seg_grads, void* s) {
+    const int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                                beta.data_ptr(), cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
+                                initial_state ? dh0.data_ptr() : unused, st.seg_seq.data_ptr(), ranges_ptr, seg_grads,
+                                unused, static_cast<float>(scale), dht.has_value(), initial_state.has_value(),
+                                state_v_first, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, d.num_slots(),
+                                segs, segs, segs, s, err, sizeof(err));
+    STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+  };
+  if (!st.sp.cp) {
+    main_pass(st.ranges.data_ptr(), unused, stream);
+  } else {
     // warm-up: every segment's end gradient from the next segment's first chunks, and the fallback
     // segments' transposed transitions; then the correction, last segment first
     Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * segs, d.HV, kHeadDim, kHeadDim});
@@ -153,24 +141,29 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                           unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 1, group_size(d),
                           d.T, d.H, d.HV, d.N + 1, 0, 0, segs, st.range_rows, 2 * segs, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-    cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
-  }
-  int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
-                        cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
-                        initial_state ? dh0.data_ptr() : unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
-                        cp_ds ? cp_ds->data_ptr() : unused, unused, static_cast<float>(scale), dht.has_value(),
-                        initial_state.has_value(), state_v_first, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states,
-                        d.num_slots(), segs, st.range_rows, segs, stream, err, sizeof(err));
-  STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-  cp_ds.reset();  // back to the caching allocator (stream-ordered) before the chunk kernel's peak
+    std::optional<Tensor> cp_ds;
+    if (single_stream()) {  // the walk, then the main pass over every row
+      cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, 0, dht, state_v_first, true, stream);
+      main_pass(st.ranges.data_ptr(), cp_ds->data_ptr(), stream);
+    } else {
+      // as in the forward (gdn_common.cpp): the segments whose end gradient is the next one's warm-up result
+      // (rows [3 S, 4 S); row s of cp_out) run beside the walk, the exact-fallback ones (rows [4 S, 5 S)) after it
+      StreamJoin walk{stream, side_stream(d.device, SideStream::kGradientWalk)};  // joins before cp_out, cp_ds go
+      stream_wait(walk.side, stream);
+      cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, 0, dht, state_v_first, true, walk.side);
+      main_pass(row_ptr(st.ranges, 3 * segs), cp_out.data_ptr(), stream);
+      main_pass(row_ptr(st.ranges, 4 * segs), cp_ds->data_ptr(), walk.side);
+      walk.join();
+    }
+  }  // cp_out and cp_ds back to the caching allocator (stream-ordered) before the chunk kernel's peak
   join.join();  // the recomputed states are in h
   side_workspace.clear();  // ordered before the chunk kernel by the join: its blocks may serve this stream now
 
   // 3. every token's gradients, chunk-parallel
-  rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_out.data_ptr(), dk_out.data_ptr(),
-                dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale), group_size(d), d.T, d.H,
-                d.HV, d.N + 1, d.num_slots(), stream, err, sizeof(err));
+  const int rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                          beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_out.data_ptr(),
+                          dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale),
+                          group_size(d), d.T, d.H, d.HV, d.N + 1, d.num_slots(), stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
   if (summed) return {dq_out, dk_out, dv, dg, dbeta, dh0};
   return {group_sum(dq_out, d), group_sum(dk_out, d), dv, dg, dbeta, dh0};

@@ -1,9 +1,11 @@
-"""The backward's state recompute on a side stream (csrc/ops/gdn_bwd.cpp), on the GPU (skipped elsewhere): the
-gradients bitwise those of the serial order (FLASHQLA_SERIAL_BACKWARD=1; the same kernels on the same inputs,
-only their order across two streams differs), with context parallelism off, forced and automatic, through the
-op and through autograd; a training step captured in a CUDA graph with context parallelism (the fork and join
-follow the capture into the side stream) replays to eager's gradients; and a backward on a non-default stream
-right after its inputs were written there reads them written (the side stream waits for the caller's)."""
+"""The ops' side streams (docs/ops.md, "Streams"), on the GPU (skipped elsewhere): the forward's outputs and the
+backward's gradients bitwise those of every launch on one stream (FLASHQLA_SINGLE_STREAM=1; the same kernels on
+the same inputs, only their order across streams differs, and a segment that starts from a warm-up end state
+reads it where the walk would have copied it from), with context parallelism off, forced and automatic, with
+and without decaying heads, through the ops and through autograd; a training step captured in a CUDA graph
+with context parallelism (the forks and joins follow the capture into the side streams) replays to eager's
+gradients; and a step on a non-default stream right after its inputs were written there reads them written
+(each side stream waits for the caller's)."""
 
 from __future__ import annotations
 
@@ -20,21 +22,28 @@ CASES = {
     # (lengths, padding tail, cp_segment_chunks)
     "ragged-nocp": ([130, 0, 64, 77], 5, 0),
     "ragged-cp2": ([700, 300, 1], 0, 2),
+    "ragged-cp3": ([1000, 0, 64, 900], 3, 3),
     "long-auto": ([8192], 0, -1),
 }
 
 
-def serial(monkeypatch, on: bool):
+def single_stream(monkeypatch, on: bool):
     if on:
-        monkeypatch.setenv("FLASHQLA_SERIAL_BACKWARD", "1")
+        monkeypatch.setenv("FLASHQLA_SINGLE_STREAM", "1")
     else:
-        monkeypatch.delenv("FLASHQLA_SERIAL_BACKWARD", raising=False)
+        monkeypatch.delenv("FLASHQLA_SINGLE_STREAM", raising=False)
 
 
-def case_problem(case):
+def case_problem(case, gate="strong"):
+    """gate: "strong" (make_gate's: head 0 never decays, so its later segments take the exact fallback and run
+    after the walk, and the others decay fast, so theirs start from warm-up end states beside it), "mild" (slow
+    decay everywhere: which segments' warm-ups reach the threshold depends on the segment length) or "none"
+    (g = 0: every later segment takes the fallback)."""
     lengths, tail, cp = CASES[case]
     T = sum(lengths) + tail
-    p = make_problem(1, T, 2, 4, device=DEV, N=len(lengths))
+    p = make_problem(1, T, 2, 4, device=DEV, N=len(lengths), gate="mild" if gate == "mild" else "strong")
+    if gate == "none":
+        p["g"].zero_()
     do, dht = torch.randn(1, T, 4, 128, device=DEV), torch.randn(len(lengths), 4, 128, 128, device=DEV) / 8
     return p, ragged_cu_seqlens(lengths, DEV), cp, do, dht
 
@@ -46,29 +55,46 @@ def autograd_grads(p, cu, do, dht, **kw):
     return [leaves[n].grad for n in NAMES]
 
 
+@pytest.mark.parametrize("gate", ["strong", "mild", "none"])
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
-def test_overlapped_backward_is_the_serial_one(case, monkeypatch):
-    p, cu, cp, do, dht = case_problem(case)
+def test_forward_on_side_streams_is_the_single_stream_one(case, gate, monkeypatch):
+    p, cu, cp, _, _ = case_problem(case, gate)
+
+    def run(on):
+        single_stream(monkeypatch, on)
+        return flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp, output_final_state=True)
+
+    want, got = run(True), run(False)
+    for name in ("o", "final_state", "g_cumsum", "A"):
+        a, b = getattr(want, name), getattr(got, name)
+        assert not torch.isnan(b).any(), f"{case}/{gate}: {name} has NaN with side streams"
+        assert torch.equal(a, b), f"{case}/{gate}: {name} differs between one stream and side streams"
+
+
+@pytest.mark.parametrize("gate", ["strong", "mild"])
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_backward_on_side_streams_is_the_single_stream_one(case, gate, monkeypatch):
+    p, cu, cp, do, dht = case_problem(case, gate)
     fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp)
 
     def op_grads(on):
-        serial(monkeypatch, on)
+        single_stream(monkeypatch, on)
         return flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
                                                    initial_state=p["initial_state"], cu_seqlens=cu,
                                                    cp_segment_chunks=cp)
 
     for name, a, b in zip(flashqla.GdnGrads._fields, op_grads(True), op_grads(False)):
-        assert not torch.isnan(b).any(), f"{case}: {name} has NaN with the overlapped recompute"
-        assert torch.equal(a, b), f"{case}: {name} differs between the serial and the overlapped backward"
+        assert not torch.isnan(b).any(), f"{case}/{gate}: {name} has NaN with side streams"
+        assert torch.equal(a, b), f"{case}/{gate}: {name} differs between one stream and side streams"
     if cp == -1:
-        serial(monkeypatch, True)
+        single_stream(monkeypatch, True)
         want = autograd_grads(p, cu, do, dht)
-        serial(monkeypatch, False)
+        single_stream(monkeypatch, False)
         for name, a, b in zip(NAMES, want, autograd_grads(p, cu, do, dht)):
-            assert torch.equal(a, b), f"{case}: d{name} differs between the serial and the overlapped backward"
+            assert torch.equal(a, b), f"{case}/{gate}: d{name} differs between one stream and side streams"
 
 
-def test_overlapped_backward_in_cuda_graph_with_cp():
+def test_side_streams_in_cuda_graph_with_cp():
     T, N, HV = 6000, 2, 4  # few heads, long sequences: the automatic plan splits them into segments
     static = {n: t.requires_grad_() for n, t in make_problem(1, T, 2, HV, device=DEV, N=N).items()}
     cu = ragged_cu_seqlens([4000, 2000], DEV)
@@ -101,7 +127,7 @@ def test_overlapped_backward_in_cuda_graph_with_cp():
             assert rel_err(static[n].grad, w.double()) <= 1e-6, (lengths, n)
 
 
-def test_backward_on_a_side_stream_reads_inputs_written_there():
+def test_step_on_a_caller_stream_reads_inputs_written_there():
     p, cu, cp, do, dht = case_problem("long-auto")
     want = autograd_grads(p, cu, do, dht)
     s = torch.cuda.Stream()
