@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
-"""The ops' side streams (docs/ops.md, "Streams": the correction walk with the main-pass half that waits for it
-beside the other half, and the backward's state recompute beside the state gradient) against every launch on
-one stream (FLASHQLA_SINGLE_STREAM=1, the order before): forward, training-step and backward-only times in one
-process, alternating the two modes, and the outputs and gradients of the two modes compared bit for bit.
+"""The backward's side stream (docs/ops.md, "Streams": the state recompute beside the state gradient) against
+every launch on one stream (FLASHQLA_SINGLE_STREAM=1, the order before): training-step and backward-only times
+in one process, alternating the two modes, and the outputs and gradients of the two modes compared bit for bit.
 
     python benchmarks/streams_ab.py --heads 2,8 16,32 --mixes 1x8192 1x32768 8192x4
 
@@ -25,7 +24,7 @@ from bench_gdn import _training_step, make_inputs, time_ms  # noqa: E402
 from shapes import parse_lengths  # noqa: E402
 
 SINGLE = "FLASHQLA_SINGLE_STREAM"
-MODES = ("fwd", "fwdbwd", "bwd")
+MODES = ("fwdbwd", "bwd")
 
 
 def set_single(single: bool) -> None:
@@ -53,8 +52,6 @@ def results(x, single: bool) -> list[torch.Tensor]:
 
 
 def runner(x, mode):
-    if mode == "fwd":
-        return lambda: call(**x)
     return _training_step(call, x, mode)
 
 

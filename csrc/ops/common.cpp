@@ -31,29 +31,23 @@ int sm_count(int32_t device) {
   return cached_attribute(cudaDevAttrMultiProcessorCount, cache, device);
 }
 
-void* side_stream(int32_t device, SideStream role) {
-  // one per thread, device and role: an op's fork and join never interleave with another thread's (whose stream
-  // may be under CUDA graph capture: work it put on a shared side stream would join that capture); autograd runs
-  // a device's backward ops on one engine thread, so this is one set per device in training
-  constexpr int kRoles = 3;
-  thread_local void* streams[64][kRoles] = {};
-  const int r = static_cast<int>(role);
+void* side_stream(int32_t device) {
+  // one per thread and device: an op's fork and join never interleave with another thread's (whose stream may be
+  // under CUDA graph capture: work it put on a shared side stream would join that capture); autograd runs a
+  // device's backward ops on one engine thread, so this is one stream per device in training
+  thread_local void* streams[64] = {};
   STD_TORCH_CHECK(device >= 0 && device < 64, "flashqla: device index ", device, " out of range for the side stream");
-  if (streams[device][r] == nullptr) {
+  if (streams[device] == nullptr) {
     int previous = -1;
     cudaError_t e = cudaGetDevice(&previous);
     if (e == cudaSuccess && previous != device) e = cudaSetDevice(device);
-    int least = 0, greatest = 0;
-    if (e == cudaSuccess) e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
     cudaStream_t s = nullptr;
-    if (e == cudaSuccess) {
-      e = cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, role == SideStream::kRecompute ? least : greatest);
-    }
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (previous >= 0 && previous != device) cudaSetDevice(previous);
     STD_TORCH_CHECK(e == cudaSuccess, "flashqla: could not create a side stream: ", cudaGetErrorString(e));
-    streams[device][r] = s;
+    streams[device] = s;
   }
-  return streams[device][r];
+  return streams[device];
 }
 
 void stream_wait(void* waiter, void* waited) {

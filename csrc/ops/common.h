@@ -82,18 +82,14 @@ inline void* current_stream(int32_t device) {
   return stream;
 }
 
-// Side streams of a device, for work that may overlap the current stream's (created once per thread, device and
-// role, non-blocking; work on them is ordered against other streams only by stream_wait). Roles: the backward's
-// state recompute, beside the state gradient (default priority), and the correction walk of the forward and of
-// the state gradient with the main-pass half that waits for it (the device's greatest priority: their CTAs
-// are scheduled ahead of the other half's pending ones).
-enum class SideStream : int { kRecompute = 0, kForwardWalk = 1, kGradientWalk = 2 };
-void* side_stream(int32_t device, SideStream role);
+// A second stream of a device, for work that may overlap the current stream's (created once per thread and
+// device, non-blocking; work on it is ordered against other streams only by stream_wait)
+void* side_stream(int32_t device);
 // `waiter` runs what is enqueued on it next only after everything enqueued on `waited` so far (an event;
 // legal while a CUDA graph is captured: the capture then follows the dependency into the other stream)
 void stream_wait(void* waiter, void* waited);
-// FLASHQLA_SINGLE_STREAM=1: every launch of an op on the caller's stream, in the order before the side streams
-// (same results bit for bit; benchmarks/bwd_overlap.py compares the two)
+// FLASHQLA_SINGLE_STREAM=1: every launch of an op on the caller's stream, in the order before the side stream
+// (same results bit for bit; benchmarks/streams_ab.py compares the two)
 bool single_stream();
 
 // Joins a side stream back into the main one: join() where the main stream needs the side's work, and on every
@@ -113,12 +109,6 @@ struct StreamJoin {
     }
   }
 };
-
-// row `row` of a tensor's leading dimension (a pointer into it, for kernels that take a table's rows or a
-// shifted view of states)
-inline void* row_ptr(const Tensor& t, int64_t row) {
-  return static_cast<char*>(t.data_ptr()) + row * t.stride(0) * static_cast<int64_t>(t.element_size());
-}
 
 // compute capability of a device as major * 10 + minor (9.0 -> 90, 12.0 -> 120), cached per device
 int compute_capability(int32_t device);

@@ -1,8 +1,8 @@
 // torch.ops.flashqla.gdn_bwd on CUDA: recompute the per-chunk start states (the forward kernel with
 // states stored by chunk slot, on a side stream; skipped when the caller passes the forward's chunk_states),
-// run the reverse state-gradient recurrence beside it, then the chunk-parallel gradient kernel, which sums dq and dk over each group
-// of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per v-head in fp32 and the
-// op sums them).
+// run the reverse state-gradient recurrence beside it, then the chunk-parallel gradient kernel, which sums dq
+// and dk over each group of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per
+// v-head in fp32 and the op sums them).
 #include <cstring>
 #include <vector>
 
@@ -30,7 +30,6 @@ Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
   }
   return torch::stable::to(summed, d.dtype);
 }
-
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
@@ -99,7 +98,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   StreamJoin join{stream, stream};
   if (!chunk_states.has_value()) {
     if (!single_stream()) {
-      join.side = side_stream(d.device, SideStream::kRecompute);
+      join.side = side_stream(d.device);
       stream_wait(join.side, stream);  // the side stream starts after the work already on this one
     }
     FwdOutputs recompute;
@@ -119,20 +118,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const bool has_states = initial_state.has_value() || dht.has_value();
   const int64_t num_states = has_states ? d.N : 0;
   const int64_t segs = st.sp.num_segs;
-  // the main pass over the segs CTA rows at `ranges_ptr`, every segment but a sequence's last starting from the
-  // end gradients at `seg_grads` (row s: segment s's)
-  auto main_pass = [&](void* ranges_ptr, void* seg_grads, void* s) {
-    const int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                                beta.data_ptr(), cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
-                                initial_state ? dh0.data_ptr() : unused, st.seg_seq.data_ptr(), ranges_ptr, seg_grads,
-                                unused, static_cast<float>(scale), dht.has_value(), initial_state.has_value(),
-                                state_v_first, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, d.num_slots(),
-                                segs, segs, segs, s, err, sizeof(err));
-    STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-  };
-  if (!st.sp.cp) {
-    main_pass(st.ranges.data_ptr(), unused, stream);
-  } else {
+  std::optional<Tensor> cp_ds;
+  if (st.sp.cp) {
     // warm-up: every segment's end gradient from the next segment's first chunks, and the fallback
     // segments' transposed transitions; then the correction, last segment first
     Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * segs, d.HV, kHeadDim, kHeadDim});
@@ -141,29 +128,24 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                           unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 1, group_size(d),
                           d.T, d.H, d.HV, d.N + 1, 0, 0, segs, st.range_rows, 2 * segs, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-    std::optional<Tensor> cp_ds;
-    if (single_stream()) {  // the walk, then the main pass over every row
-      cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, 0, dht, state_v_first, true, stream);
-      main_pass(st.ranges.data_ptr(), cp_ds->data_ptr(), stream);
-    } else {
-      // as in the forward (gdn_common.cpp): the segments whose end gradient is the next one's warm-up result
-      // (rows [3 S, 4 S); row s of cp_out) run beside the walk, the exact-fallback ones (rows [4 S, 5 S)) after it
-      StreamJoin walk{stream, side_stream(d.device, SideStream::kGradientWalk)};  // joins before cp_out, cp_ds go
-      stream_wait(walk.side, stream);
-      cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, 0, dht, state_v_first, true, walk.side);
-      main_pass(row_ptr(st.ranges, 3 * segs), cp_out.data_ptr(), stream);
-      main_pass(row_ptr(st.ranges, 4 * segs), cp_ds->data_ptr(), walk.side);
-      walk.join();
-    }
-  }  // cp_out and cp_ds back to the caching allocator (stream-ordered) before the chunk kernel's peak
+    cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
+  }
+  int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
+                        cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
+                        initial_state ? dh0.data_ptr() : unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
+                        cp_ds ? cp_ds->data_ptr() : unused, unused, static_cast<float>(scale), dht.has_value(),
+                        initial_state.has_value(), state_v_first, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states,
+                        d.num_slots(), segs, st.range_rows, segs, stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+  cp_ds.reset();  // back to the caching allocator (stream-ordered) before the chunk kernel's peak
   join.join();  // the recomputed states are in h
   side_workspace.clear();  // ordered before the chunk kernel by the join: its blocks may serve this stream now
 
   // 3. every token's gradients, chunk-parallel
-  const int rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                          beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_out.data_ptr(),
-                          dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale),
-                          group_size(d), d.T, d.H, d.HV, d.N + 1, d.num_slots(), stream, err, sizeof(err));
+  rc = chunk.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dh.data_ptr(), dq_out.data_ptr(), dk_out.data_ptr(),
+                dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(), static_cast<float>(scale), group_size(d), d.T, d.H,
+                d.HV, d.N + 1, d.num_slots(), stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
   if (summed) return {dq_out, dk_out, dv, dg, dbeta, dh0};
   return {group_sum(dq_out, d), group_sum(dk_out, d), dv, dg, dbeta, dh0};

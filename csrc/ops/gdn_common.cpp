@@ -75,7 +75,7 @@ SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Segmen
   STD_TORCH_CHECK(!sp.cp || 2 * sp.num_segs <= kMaxGridRows, op, ": cp_segment_chunks = ", cp_segment_chunks,
                   " splits the ", d.T, " tokens into ", sp.num_segs, " segment slots; the warm-up pass runs at most ",
                   kMaxGridRows / 2, ": use longer segments");
-  const int64_t range_rows = sp.cp ? 5 * sp.num_segs : sp.num_segs;
+  const int64_t range_rows = sp.cp ? 3 * sp.num_segs : sp.num_segs;
   SegmentTables st{sp, range_rows, torch::stable::new_empty(cu_seqlens, {sp.num_segs}),
                    torch::stable::new_empty(cu_seqlens, {range_rows, d.HV, 3}),
                    torch::stable::new_empty(cu_seqlens, {sp.cp ? sp.num_segs : 0, d.HV})};
@@ -91,15 +91,14 @@ SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Segmen
 }
 
 Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
-                        const Tensor& cp_out, int64_t cp_out_row0, const std::optional<Tensor>& start,
-                        bool state_v_first, bool reverse, void* stream) {
+                        const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
+                        void* stream) {
   Tensor corrected = torch::stable::new_empty(cp_out, {st.sp.num_segs, d.HV, kHeadDim, kHeadDim});
   const auto& correct = find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
   const int64_t num_states = start.has_value() ? d.N : 0;
-  void* warm = row_ptr(cp_out, cp_out_row0);
   char err[512] = {0};
-  const int rc = correct.fn(cu_seqlens.data_ptr(), start ? start->data_ptr() : warm, st.cp_plan.data_ptr(),
-                            warm, corrected.data_ptr(), static_cast<int32_t>(d.T),
+  const int rc = correct.fn(cu_seqlens.data_ptr(), start ? start->data_ptr() : cp_out.data_ptr(), st.cp_plan.data_ptr(),
+                            cp_out.data_ptr(), corrected.data_ptr(), static_cast<int32_t>(d.T),
                             static_cast<int32_t>(st.sp.seg_tokens), start.has_value(), state_v_first, reverse,
                             d.N + 1, num_states, d.HV, st.sp.num_segs, 2 * st.sp.num_segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
@@ -137,52 +136,31 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
   char err[512] = {0};
 
-  // the main pass over the num_segs CTA rows at `ranges_ptr`, later segments starting from the states at
-  // `seg_states` (row s: segment s's start)
-  auto main_pass = [&](void* ranges_ptr, void* seg_states, void* s) {
-    const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(),
-                          beta.data_ptr(), cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
-                          store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
-                          st.seg_seq.data_ptr(), ranges_ptr, seg_states, unused, static_cast<float>(scale),
-                          initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0,
-                          group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs,
-                          sp.num_segs, sp.num_segs, s, err, sizeof(err));
-    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
-  };
-  if (workspace != nullptr) workspace->insert(workspace->end(), {st.seg_seq, st.ranges, st.cp_plan});
-  if (!sp.cp) {
-    main_pass(st.ranges.data_ptr(), unused, stream);
-    return;
-  }
-  // warm-up: every segment's end state from zero, and the fallback segments' transition matrices, into rows
-  // [1, 2 S] of cp_out; row 0 is there so that row s of cp_out is segment s - 1's warm-up end state, which is
-  // segment s's start wherever that warm-up reached the decay threshold
-  Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * sp.num_segs + 1, d.HV, kHeadDim, kHeadDim});
-  int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                  beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
-                  st.ranges.data_ptr(), unused, row_ptr(cp_out, 1), static_cast<float>(scale), 0, 0, state_v_first, 0,
-                  0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 0, sp.num_segs, st.range_rows, 2 * sp.num_segs,
-                  stream, err, sizeof(err));
-  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
-  if (workspace != nullptr) workspace->push_back(cp_out);
-  if (single_stream()) {  // the walk, then the main pass over every row
-    Tensor cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, 1, initial_state, state_v_first, false, stream);
-    if (workspace != nullptr) workspace->push_back(cp_h0);
-    main_pass(st.ranges.data_ptr(), cp_h0.data_ptr(), stream);
-    return;
-  }
-  // The correction walk is a chain of one CTA per (sequence, head, V slice): most SMs idle while it runs. Only
-  // the segments whose start is an exact-fallback state need it (seg_plan.py's rows [4 S, 5 S)): they run after
-  // it on a side stream, and the others (rows [3 S, 4 S): a sequence's first segment, or a start that is the
-  // predecessor's warm-up end state) beside it, on this stream.
+  void* cp_h0_ptr = unused;
   std::optional<Tensor> cp_h0;
-  StreamJoin join{stream, side_stream(d.device, SideStream::kForwardWalk)};  // after cp_out, cp_h0: joins first
-  stream_wait(join.side, stream);
-  cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, 1, initial_state, state_v_first, false, join.side);
-  if (workspace != nullptr) workspace->push_back(*cp_h0);
-  main_pass(row_ptr(st.ranges, 3 * sp.num_segs), cp_out.data_ptr(), stream);
-  main_pass(row_ptr(st.ranges, 4 * sp.num_segs), cp_h0->data_ptr(), join.side);
-  join.join();  // before cp_out and cp_h0 go back to the caching allocator for this stream
+  if (sp.cp) {
+    // warm-up: every segment's end state from zero, and the fallback segments' transition matrices
+    Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
+    const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                          beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
+                          st.ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0,
+                          state_v_first, 0, 0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 0, sp.num_segs,
+                          st.range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
+    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+    cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
+    cp_h0_ptr = cp_h0->data_ptr();
+    if (workspace != nullptr) workspace->insert(workspace->end(), {cp_out, *cp_h0, st.cp_plan});
+  }
+  if (workspace != nullptr) workspace->insert(workspace->end(), {st.seg_seq, st.ranges});
+
+  const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(),
+                        beta.data_ptr(), cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
+                        store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
+                        st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale),
+                        initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0,
+                        group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs,
+                        st.range_rows, sp.num_segs, stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
 
 }  // namespace flashqla

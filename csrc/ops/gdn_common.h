@@ -36,7 +36,7 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
 // with CP). reverse: the backward's tables (a segment's warm-up runs the next segment's first chunks).
 struct SegmentTables {
   SegmentPlan sp;
-  int64_t range_rows;  // num_segs, or 5 * num_segs with CP (main pass, warm-up, transitions, the main pass's halves)
+  int64_t range_rows;  // num_segs, or 3 * num_segs with CP (main pass, warm-up, transitions)
   Tensor seg_seq, ranges, cp_plan;
 };
 // sp: the plan (plan_segments, plan_fwd); cp_segment_chunks only names the request in errors
@@ -49,10 +49,9 @@ void check_cp_segment_chunks(const char* op, int64_t cp_segment_chunks);
 // The correction of context parallelism (tilelang_src/sm90/cp_correct.py): from the warm-up pass's outputs
 // cp_out [2 num_segs, HV, K, V], every segment's start state (forward; start = h0) or end gradient (reverse;
 // start = dht), [num_segs, HV, K, V] fp32.
-// cp_out's rows from cp_out_row0 on hold them (the forward's has one row before them, gdn_common.cpp).
 Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
-                        const Tensor& cp_out, int64_t cp_out_row0, const std::optional<Tensor>& start,
-                        bool state_v_first, bool reverse, void* stream);
+                        const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
+                        void* stream);
 
 struct FwdOutputs {
   Tensor* o = nullptr;            // [1, T, HV, V] or null (not stored)

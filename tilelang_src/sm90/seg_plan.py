@@ -10,15 +10,8 @@ One thread per (segment slot, v-head). Segment slot s of sequence i holds chunks
                   rows [0, S) the main pass (flags: 1 = not the sequence's first segment,
                   2 = its last segment), rows [S, 2S) the warm-up end states, rows [2S, 3S) the
                   transition matrices (flags 4 = load V, in the backward dO, as zeros),
-                  S = num_segs; with CP also the main pass split in two: rows [3S, 4S) the
-                  segments whose start needs no correction walk (a sequence's first segment, or one
-                  whose start is a warm-up end state: the predecessor's warm-up reached the decay
-                  threshold; in the backward the same for the segment's end gradient), rows
-                  [4S, 5S) the others (an exact-fallback start, from the walk); a row that belongs to
-                  the other half runs no chunks and stores nothing (count 0, flags 1). The two halves
-                  run on two streams, the first beside the walk (csrc/ops/gdn_common.cpp).
-                  Precomputing them keeps the fused kernel's control flow free of searches and
-                  selections;
+                  S = num_segs. Precomputing them keeps the fused kernel's control flow free of
+                  searches and selections;
   cp_plan[s, hv]  (only when `warmup` != 0) how many chunks the warm-up pass runs for this
                   segment: the fewest trailing chunks whose summed log-decay falls below
                   WARMUP_LOG_DECAY (their end state then equals the true one to within
@@ -41,33 +34,6 @@ WARMUP_LOG_DECAY = -10.0
 LOAD_BATCH = 8  # chunk decays loaded together by one thread
 
 
-@T.macro
-def warmup_length(g_cumsum, hv, seq_start, seq_end, c_from, step, n_walk, BT, acc: T.Ref, count: T.Ref, done: T.Ref,
-                  decay):
-    """count <- how many of the chunks c_from, c_from + step, ... (at most n_walk) a warm-up accumulates, done <- 1
-    if their summed log-decay fell below WARMUP_LOG_DECAY (else the segment takes the exact fallback).
-
-    A chunk's last row holds its decay; the sequence's last chunk may be partial (it is only walked in reverse,
-    where its decay still decides between warm-up and fallback). The decays are loaded LOAD_BATCH at a time
-    (independent loads in flight together: a head that never decays walks every chunk of its segment, one load
-    latency each when they are loaded one by one), then accumulated in order."""
-    acc = 0.0
-    count = 0
-    done = 0
-    for cb in T.serial(T.ceildiv(n_walk, LOAD_BATCH)):
-        for u in T.unroll(LOAD_BATCH):
-            m = cb * LOAD_BATCH + u
-            c_w = c_from + step * m
-            decay[u] = T.if_then_else(
-                m < n_walk, g_cumsum[T.min(seq_start + c_w * BT + BT - 1, seq_end - 1), hv], 0.0)
-        for u in T.unroll(LOAD_BATCH):
-            if done == 0 and cb * LOAD_BATCH + u < n_walk:
-                acc += decay[u]
-                count += 1
-                if acc < WARMUP_LOG_DECAY:
-                    done = 1
-
-
 def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
     num_tokens = T.dynamic("num_tokens")
     HV = T.dynamic("num_v_heads")
@@ -81,7 +47,7 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
         cu_seqlens: T.Tensor((N1,), "int32"),
         g_cumsum: T.Tensor((num_tokens, HV), accum),
         seg_seq: T.Tensor((NSEG,), "int32"),
-        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # NROWS = num_segs, or 5 * num_segs with warm-up
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # NROWS = num_segs, or 3 * num_segs with warm-up
         cp_plan: T.Tensor((NSEG, HV), "int32"),
         seg_tokens: T.int32,
         warmup: T.int32,
@@ -96,7 +62,6 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
             acc = T.alloc_var(accum)
             count = T.alloc_var("int32")
             done = T.alloc_var("int32")
-            walk_dep = T.alloc_var("int32")  # the main-pass row's start needs the correction walk
             decay = T.alloc_local((LOAD_BATCH,), accum)
             idx = bx * threads + tx
             if idx < NSEG * HV:
@@ -116,23 +81,32 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
                 ranges[seg, hv, 1] = T.max(c_hi - c_lo, 0)
                 ranges[seg, hv, 2] = T.if_then_else(j > 0, 1, 0) + T.if_then_else(is_last, 2, 0)
                 if warmup != 0:
+                    acc = 0.0
+                    count = 0
+                    done = 0
                     # the chunks a warm-up may run, in the order it accumulates their decays: this
                     # segment's from its last backwards (forward), or the next segment's from its first
                     # (reverse); none for a sequence's last segment, whose end nobody needs
                     n_walk = T.if_then_else(
                         c_hi < num_chunks,
                         T.if_then_else(reverse != 0, T.min(c_hi + seg_chunks, num_chunks) - c_hi, c_hi - c_lo), 0)
-                    # forward: the predecessor's warm-up first (the same computation as its own thread's, so the
-                    # same decision), which decides whether this segment's start needs the walk
-                    walk_dep = 0
-                    if reverse == 0 and j > 0 and n < num_seqs:
-                        warmup_length(g_cumsum, hv, seq_start, seq_end, c_lo - 1, -1, seg_chunks, BT, acc, count,
-                                      done, decay)
-                        walk_dep = T.if_then_else(done == 0 and count > 0, 1, 0)
-                    warmup_length(g_cumsum, hv, seq_start, seq_end, T.if_then_else(reverse != 0, c_hi, c_hi - 1),
-                                  T.if_then_else(reverse != 0, 1, -1), n_walk, BT, acc, count, done, decay)
-                    if reverse != 0 and not is_last:
-                        walk_dep = T.if_then_else(done == 0 and count > 0, 1, 0)
+                    # a chunk's last row holds its decay; the sequence's last chunk may be partial (it is
+                    # only walked in reverse, where its decay still decides between warm-up and fallback).
+                    # The decays are loaded LOAD_BATCH at a time (independent loads in flight together:
+                    # a head that never decays walks every chunk of its segment, one load latency each
+                    # when they are loaded one by one), then accumulated in order
+                    for cb in T.serial(T.ceildiv(n_walk, LOAD_BATCH)):
+                        for u in T.unroll(LOAD_BATCH):
+                            m = cb * LOAD_BATCH + u
+                            c_w = T.if_then_else(reverse != 0, c_hi + m, c_hi - 1 - m)
+                            decay[u] = T.if_then_else(
+                                m < n_walk, g_cumsum[T.min(seq_start + c_w * BT + BT - 1, seq_end - 1), hv], 0.0)
+                        for u in T.unroll(LOAD_BATCH):
+                            if done == 0 and cb * LOAD_BATCH + u < n_walk:
+                                acc += decay[u]
+                                count += 1
+                                if acc < WARMUP_LOG_DECAY:
+                                    done = 1
                     w_first = T.if_then_else(reverse != 0, c_hi, c_hi - count)
                     cp_plan[seg, hv] = T.if_then_else(done != 0, count, -count)
                     ranges[NSEG + seg, hv, 0] = w_first
@@ -141,12 +115,5 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
                     ranges[2 * NSEG + seg, hv, 0] = w_first
                     ranges[2 * NSEG + seg, hv, 1] = T.if_then_else(done != 0, 0, count)
                     ranges[2 * NSEG + seg, hv, 2] = 4
-                    # the main pass's two halves (walk_dep: the start needs the correction walk)
-                    for half in T.unroll(2):
-                        mine = T.if_then_else(half == walk_dep, 1, 0)
-                        ranges[(3 + half) * NSEG + seg, hv, 0] = c_lo
-                        ranges[(3 + half) * NSEG + seg, hv, 1] = mine * T.max(c_hi - c_lo, 0)
-                        ranges[(3 + half) * NSEG + seg, hv, 2] = T.if_then_else(
-                            mine != 0, T.if_then_else(j > 0, 1, 0) + T.if_then_else(is_last, 2, 0), 1)
 
     return gdn_seg_plan
