@@ -107,7 +107,7 @@ _HELPER_PROGRAMS = {
 # walk loads each step's M and E itself (the prefetch buffers take 96 KB more)
 HELPER_PROGRAMS = {
     # the sm90 family's walk prefetches M and E by TMA (H200: 4.48 -> 4.21 us per step,
-    # benchmarks/results/H200_walk.md); the sm100 family keeps cp.async until a run there measures it
+    # benchmarks/results/H200_streams.md); the sm100 family keeps cp.async until a run there measures it
     "sm90": {**_HELPER_PROGRAMS,
              "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=64, tma=True),
                                 (("bv", 64),))},
