@@ -104,12 +104,23 @@ def test_cuda_graph_forward_new_lengths():
         assert torch.equal(ht_static, ht_eager), lengths
 
 
-def test_cuda_graph_forward_backward_step():
-    T, N = 700, 2
+# (v-heads, lengths at capture, lengths of the replays); "cp": few heads and long sequences, so the automatic
+# plan splits them into segments, and the backward's recompute forks onto its side stream and joins back inside
+# the capture (csrc/ops/gdn_bwd.cpp)
+GRAPH_STEP_CASES = {
+    "short": (8, [300, 380], ([10, 600], [700, 0])),
+    "cp": (4, [4000, 2000], ([5000, 1000], [6000, 0])),
+}
+
+
+@pytest.mark.parametrize("case", GRAPH_STEP_CASES)
+def test_cuda_graph_forward_backward_step(case):
+    HV, capture_lengths, replay_lengths = GRAPH_STEP_CASES[case]
+    T, N = sum(capture_lengths), len(capture_lengths)
     names = ("q", "k", "v", "g", "beta", "initial_state")
-    static = {n: t.requires_grad_() for n, t in make_problem(1, T, 2, 8, device=DEV, N=N).items()}
-    cu = ragged_cu_seqlens([300, 380], DEV)
-    do, dht = torch.randn(1, T, 8, 128, device=DEV), torch.randn(N, 8, 128, 128, device=DEV)
+    static = {n: t.requires_grad_() for n, t in make_problem(1, T, 2, HV, device=DEV, N=N).items()}
+    cu = ragged_cu_seqlens(capture_lengths, DEV)
+    do, dht = torch.randn(1, T, HV, 128, device=DEV), torch.randn(N, HV, 128, 128, device=DEV)
 
     def step():
         o, ht = flashqla.chunk_gated_delta_rule(**static, output_final_state=True, cu_seqlens=cu)
@@ -126,8 +137,8 @@ def test_cuda_graph_forward_backward_step():
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         step()
-    for lengths in ([10, 600], [700, 0]):
-        fresh = make_problem(1, T, 2, 8, device=DEV, N=N)
+    for lengths in replay_lengths:
+        fresh = make_problem(1, T, 2, HV, device=DEV, N=N)
         _copy_problem(static, fresh)
         cu.copy_(ragged_cu_seqlens(lengths, DEV))
         graph.replay()
