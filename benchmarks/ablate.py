@@ -70,6 +70,17 @@ PREP_ABLATIONS = {
     32: ("stores", "            # ---- masked stores", "\n    return gdn_chunk_prep"),
 }
 
+# the grouped prep's pieces (chunk_prep_group.py): the first four inside its loop over v-heads
+PREPG_ABLATIONS = {
+    1: ("diagonal blocks", "                # ---- diagonal 16x16 blocks", "                # ---- level 1"),
+    2: ("level-1 merge", "                # ---- level 1", "                # ---- level 2"),
+    4: ("level-2 merge", "                # ---- level 2", "                # ---- Z = Pg Ag"),
+    8: ("Pg, Ag, Z, A", "                # ---- Z = Pg Ag", "                # ---- masked stores"),
+    16: ("stores", "                # ---- masked stores", "\n    return gdn_chunk_prep_group"),
+    32: ("M: K K^T, Q K^T", "            # ---- M: Q K^T", "            tx = T.get_thread_binding()"),
+    64: ("loads", "            # ---- loads, zero-filled", "            # ---- M: Q K^T"),
+}
+
 
 def guard_all(src: str, ablations: dict) -> str:
     """Put each ablation's block (from its start marker, included, to its end marker, excluded; found in
@@ -212,6 +223,9 @@ def bwd_chunk_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     return args, 1, "dv"
 
 
+# the chunk prep's outputs, all compared between its kernels
+PREP_OUTPUTS = ("A", "z", "g_cumsum")
+
 # the chunk gradient's outputs, all compared between its kernels (dq, dk in the kernel's own shape, fit_outputs)
 BWD_CHUNK_OUTPUTS = ("dv", "dq", "dk", "dg", "dbeta")
 
@@ -271,6 +285,14 @@ SPECS = {
                  last_param="        slot0: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
                  combos=[1 | 2 | 4, 1 | 2 | 4 | 8 | 32],
                  unit="us/launch"),
+    # the chunk prep with a CTA per (slot, qk-head, block of vpc v-heads): Q K^T and K K^T formed once per CTA
+    # (chunk_prep_group.py); compared with prep's outputs (A, z, g_cumsum) on the same inputs
+    **{f"prepg{vpc}": dict(file=SRC / "sm90" / "chunk_prep_group.py", factory="gdn_chunk_prep_group_sm90",
+                           params=dict(dtype="bfloat16", K=128, BT=64), fix=[],
+                           last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREPG_ABLATIONS,
+                           combos=[1 | 2 | 4, 1 | 2 | 4 | 8], inputs=prep_inputs, unit="us/launch",
+                           variants=["cur", "ablate"] if vpc == 4 else ["cur"], vpc=vpc)
+       for vpc in (1, 2, 3, 4)},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
@@ -369,6 +391,11 @@ def main() -> int:
                 x["store_h"] = 1
                 x["h"] = torch.empty(per + 1, HV, 128, 128, dtype=torch.bfloat16, device="cuda")  # slots
             outs = BWD_CHUNK_OUTPUTS if spec["inputs"] is bwd_chunk_inputs else (out,)
+            if spec["inputs"] is prep_inputs:
+                outs = PREP_OUTPUTS
+            if "vpc" in spec:  # v-heads per CTA: the spec's count where it divides the group, else one
+                vpc = spec["vpc"] if (HV // H) % spec["vpc"] == 0 else 1
+                x.update(vpc=vpc, num_vblocks=HV // H // vpc)
             for (k, name), (kern, names, dtypes) in kernels.items():
                 if k != kname:
                     continue

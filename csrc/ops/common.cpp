@@ -65,6 +65,11 @@ bool single_stream() {
   return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
+bool prep_group_enabled() {
+  const char* v = std::getenv("FLASHQLA_PREP_GROUP");
+  return v == nullptr || v[0] == '\0' || v[0] != '0';
+}
+
 bool poison_outputs() {
   const char* v = std::getenv("FLASHQLA_POISON_OUTPUTS");
   return v != nullptr && v[0] != '\0' && v[0] != '0';

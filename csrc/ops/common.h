@@ -91,6 +91,9 @@ void stream_wait(void* waiter, void* waited);
 // FLASHQLA_SINGLE_STREAM=1: every launch of an op on the caller's stream, in the order before the side stream
 // (same results bit for bit; benchmarks/streams_ab.py compares the two)
 bool single_stream();
+// FLASHQLA_PREP_GROUP=0: the forward's chunk prep per v-head everywhere, also where a qk-head has several v-heads
+// (outputs within rounding of the grouped prep's; tests/test_prep_group_gpu.py compares both with the reference)
+bool prep_group_enabled();
 
 // Joins a side stream back into the main one: join() where the main stream needs the side's work, and on every
 // exit (an error between fork and join must not leave the side's temporaries to be freed under running

@@ -1,0 +1,196 @@
+"""Chunk preparation for the GDN forward, a CTA per (chunk slot, qk-head, block of v-heads): the same outputs
+as chunk_prep.py (gc, A, Z per v-head), with the work that does not depend on the v-head done once per CTA.
+
+    gc[t] = sum of g over the chunk up to and including token t          (fp32)
+    A     = (I + strictLower(diag(beta) K K^T))^-1 per BT-token chunk     (q dtype)
+    Z     = (scale * Gamma * (Q K^T)) (Gamma * A * beta_col),   Gamma_ij = exp(gc_i - gc_j) (i >= j)
+
+Q and K are loaded once (both at the start: one round trip to memory), K K^T and Q K^T formed once and kept in
+one fp32 matrix M of shared memory: M[r, c] = (Q K^T)[r, c] for r >= c, (K K^T)[r, c] for r < c (K K^T is
+symmetric, and T only needs its strictly lower part: T[m, j] = beta_m M[j, m] for m > j). Then the CTA walks
+`vpc` v-heads of its qk-head's group (a run-time count), each with its own gates, inverse, Pg, Ag, Z and
+stores. Row scalings by beta are applied after each merge product's sum (beta_r sum_j M[j, r] X[j, c]), not
+inside it: the same products, another rounding order.
+
+The inverse is chunk_prep.py's blockwise forward substitution (four 16x16 diagonal blocks by column in
+registers, then the merges X_lo = -D_hi T_lo D_lo at 16 and 32), with its scratch in the inverse's strictly
+upper 32-block (inv_s[0:32, 32:64]), which nothing reads: A and Ag are formed from the lower triangle only.
+Every CTA computes unconditionally (idle slots on zeros) so that barriers never sit inside a data-dependent
+branch; only the stores are masked. Tokens of the padding tail [cu[N], T) get gc = 0, A = 0 and Z = 0.
+"""
+
+import tilelang.language as T
+
+from common.seq_index import chunk_of_slot, chunk_rows
+
+LOG2E = 1.4426950408889634
+ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrices (see chunk_prep.py)
+
+
+def gdn_chunk_prep_group_sm90(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    # kernel config
+    BT: int = 64,
+    VPC_MAX: int = 4,  # v-heads per CTA at most (their gates are loaded at the start)
+    threads: int = 128,
+):
+    assert BT == 64, "the blockwise inverse is written for 64-token chunks"
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    accum = "float32"
+
+    @T.prim_func
+    def gdn_chunk_prep_group(
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
+        g: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        z: T.Tensor((num_tokens, HV, BT), dtype),
+        scale: T.float32,
+        num_slots: T.int32,  # slots of this launch: slot0, ..., slot0 + num_slots - 1 (at most 65535)
+        slot0: T.int32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
+        vpc: T.int32,  # v-heads per CTA, 1 <= vpc <= VPC_MAX, dividing group
+        num_vblocks: T.int32,  # group / vpc
+    ):
+        # grid (block of v-heads in the group, qk-head, slot): a group's CTAs are neighbours in the launch order
+        # (q and k from L2 after the first); the slot is blockIdx.z (launches of at most 65535 slots)
+        with T.Kernel(num_vblocks, H, num_slots, threads=threads) as (jb, hq, bz):
+            # 4 CTAs per SM (128 registers per thread; shared memory 53,760 B each): without the bound nvcc took 175
+            T.annotate_min_blocks_per_sm(4)
+            hv0 = hq * group + jb * vpc
+            slot = slot0 + bz
+            num_seqs = N1 - 1
+
+            seq = T.alloc_var("int32", init=0)
+            hi = T.alloc_var("int32", init=0)
+            seq_end = T.alloc_var("int32", init=0)
+            t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
+            # rows [t0, t0 + n_valid) belong to the chunk; a slot of the padding tail owns rows up to T
+            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
+            n_store = T.max(n_valid, n_tail)  # at most one of the two is nonzero
+
+            g_all = T.alloc_shared((VPC_MAX, BT), accum)  # the CTA's v-heads' gates and betas, loaded at the start
+            b_all = T.alloc_shared((VPC_MAX, BT), accum)
+            m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # Q K^T on and below the diagonal, K K^T above
+            inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # (I + L)^-1 on and below; [0:32, 32:64] scratch
+            # [0]: scale * Gamma * (Q K^T), then Z; [1]: Gamma * A * beta_col, then A (one buffer, so that the
+            # shared-memory planner can lay Q's buffer over it)
+            pa_s = T.alloc_shared((2, BT, BT), dtype)
+            gc_s = T.alloc_shared((BT,), accum)  # this v-head's gates, summed in place
+            b_s = T.alloc_shared((BT,), accum)
+            k_s = T.alloc_shared((BT, K), dtype)
+            q_s = T.alloc_shared((BT, K), dtype)
+            kk = T.alloc_fragment((BT, BT), accum)
+            qk = T.alloc_fragment((BT, BT), accum)
+            acc16 = T.alloc_fragment((2, 16, 16), accum)
+            acc32 = T.alloc_fragment((32, 32), accum)
+            col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
+
+            # ---- loads, zero-filled past the chunk's valid rows (and past the CTA's v-heads): q and k together
+            for u, r in T.Parallel(VPC_MAX, BT):
+                g_all[u, r] = T.if_then_else(r < n_valid and u < vpc, g[t0 + r, hv0 + u], 0.0)
+                b_all[u, r] = T.if_then_else(r < n_valid and u < vpc, beta[t0 + r, hv0 + u], 0.0)
+            for r, c in T.Parallel(BT, K):
+                k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
+            for r, c in T.Parallel(BT, K):
+                q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
+
+            # ---- M: Q K^T on and below the diagonal, K K^T above it (the two accumulators share a layout)
+            T.gemm(k_s, k_s, kk, transpose_B=True, clear_accum=True)
+            T.gemm(q_s, k_s, qk, transpose_B=True, clear_accum=True)
+            for r, c in T.Parallel(BT, BT):
+                kk[r, c] = T.if_then_else(r >= c, qk[r, c], kk[r, c])
+            T.copy(kk, m_s[:, 0:BT])
+            # the inverse's strictly upper 16-blocks inside its diagonal 32-blocks are read as zeros by the
+            # level-2 merge; nothing else writes them
+            for p, r, c in T.Parallel(2, 16, 16):
+                inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
+
+            tx = T.get_thread_binding()
+            for u in T.serial(vpc):
+                hv = hv0 + u
+                for r in T.Parallel(BT):
+                    gc_s[r] = g_all[u, r]
+                    b_s[r] = b_all[u, r]
+                T.cumsum(gc_s, dim=0)
+
+                # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers,
+                # T[m, j] = beta_m M[j, m] (m > j)
+                if tx < 64:
+                    for m in T.unroll(16):
+                        col[m] = T.if_then_else(m == tx % 16, 1.0, 0.0)
+                    for m in T.unroll(1, 16):
+                        for j in T.unroll(m):
+                            col[m] -= (b_s[16 * (tx // 16) + m] * m_s[16 * (tx // 16) + j, 16 * (tx // 16) + m]) * col[j]
+                    for m in T.unroll(16):
+                        inv_s[16 * (tx // 16) + m, tx] = col[m]
+
+                # ---- level 1: X = -D_hi T_lo D_lo for the 16-blocks (1,0) and (3,2); T_lo D_lo in inv_s[0:32, 32:48]
+                T.clear(acc16)
+                for j in T.unroll(16):
+                    for p, r, c in T.Parallel(2, 16, 16):
+                        acc16[p, r, c] += m_s[32 * p + j, 32 * p + 16 + r] * inv_s[32 * p + j, 32 * p + c]
+                for p, r, c in T.Parallel(2, 16, 16):
+                    beta_r = b_s[32 * p + 16 + r]
+                    inv_s[16 * p + r, 32 + c] = beta_r * acc16[p, r, c]
+                T.clear(acc16)
+                for j in T.unroll(16):
+                    for p, r, c in T.Parallel(2, 16, 16):
+                        acc16[p, r, c] -= inv_s[32 * p + 16 + r, 32 * p + 16 + j] * inv_s[16 * p + j, 32 + c]
+                for p, r, c in T.Parallel(2, 16, 16):
+                    inv_s[32 * p + 16 + r, 32 * p + c] = acc16[p, r, c]
+
+                # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0); T_lo D_lo in inv_s[0:32, 32:64]
+                T.clear(acc32)
+                for j in T.unroll(32):
+                    for r, c in T.Parallel(32, 32):
+                        acc32[r, c] += m_s[j, 32 + r] * inv_s[j, c]
+                for r, c in T.Parallel(32, 32):
+                    beta_r = b_s[32 + r]
+                    inv_s[r, 32 + c] = beta_r * acc32[r, c]
+                T.clear(acc32)
+                for j in T.unroll(32):
+                    for r, c in T.Parallel(32, 32):
+                        acc32[r, c] -= inv_s[32 + r, 32 + j] * inv_s[j, 32 + c]
+                for r, c in T.Parallel(32, 32):
+                    inv_s[32 + r, c] = acc32[r, c]
+
+                # ---- Z = Pg Ag, Pg and Ag formed in kk (loads let-bound before the selects, chunk_prep.py)
+                for r, c in T.Parallel(BT, BT):
+                    gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                    qk_rc = m_s[r, c]
+                    kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
+                T.copy(kk, pa_s[0, :, :])
+                for r, c in T.Parallel(BT, BT):
+                    gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                    a_beta = inv_s[r, c] * b_s[c]
+                    kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
+                T.copy(kk, pa_s[1, :, :])
+                T.gemm(pa_s[0, :, :], pa_s[1, :, :], kk, clear_accum=True)
+                T.copy(kk, pa_s[0, :, :])  # Z, through Pg's buffer (its last read was that GEMM)
+                for r, c in T.Parallel(BT, BT):
+                    a_rc = inv_s[r, c]
+                    kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
+                T.copy(kk, pa_s[1, :, :])  # A in the q dtype
+
+                # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail (one condition per
+                # store, common/chunk_store.py)
+                for r, c in T.Parallel(BT, BT):
+                    if r < n_store:
+                        A[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[1, r, c], T.cast(0, dtype))
+                for r, c in T.Parallel(BT, BT):
+                    if r < n_store:
+                        z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
+                for r in T.Parallel(BT):
+                    if r < n_store:
+                        g_cumsum[t0 + r, hv] = T.if_then_else(r < n_valid, gc_s[r], 0.0)
+
+    return gdn_chunk_prep_group
