@@ -104,19 +104,20 @@ def test_cuda_graph_forward_new_lengths():
         assert torch.equal(ht_static, ht_eager), lengths
 
 
-# (v-heads, lengths at capture, lengths of the replays); "cp": few heads and long sequences, so the automatic
-# plan splits them into segments, and the backward's recompute forks onto its side stream and joins back inside
-# the capture (csrc/ops/gdn_bwd.cpp)
+# (v-heads, tokens, lengths at capture, lengths of the replays); "short" captures with a padding tail of 20 tokens
+# that a replay's sequences then cover; "cp": few heads and long sequences, so the automatic plan splits them into
+# segments, and the backward's recompute forks onto its side stream and joins back inside the capture
+# (csrc/ops/gdn_bwd.cpp)
 GRAPH_STEP_CASES = {
-    "short": (8, [300, 380], ([10, 600], [700, 0])),
-    "cp": (4, [4000, 2000], ([5000, 1000], [6000, 0])),
+    "short": (8, 700, [300, 380], ([10, 600], [700, 0])),
+    "cp": (4, 6000, [4000, 2000], ([5000, 1000], [6000, 0])),
 }
 
 
 @pytest.mark.parametrize("case", GRAPH_STEP_CASES)
 def test_cuda_graph_forward_backward_step(case):
-    HV, capture_lengths, replay_lengths = GRAPH_STEP_CASES[case]
-    T, N = sum(capture_lengths), len(capture_lengths)
+    HV, T, capture_lengths, replay_lengths = GRAPH_STEP_CASES[case]
+    N = len(capture_lengths)
     names = ("q", "k", "v", "g", "beta", "initial_state")
     static = {n: t.requires_grad_() for n, t in make_problem(1, T, 2, HV, device=DEV, N=N).items()}
     cu = ragged_cu_seqlens(capture_lengths, DEV)

@@ -35,6 +35,8 @@ def gdn_chunk_prep_group_sm90(
     BT: int = 64,
     VPC_MAX: int = 4,  # v-heads per CTA at most (their gates are loaded at the start)
     threads: int = 128,
+    min_blocks: int = 4,  # CTAs per SM that nvcc must leave registers for (4: 128 registers per thread)
+    pg_ag_one_loop: bool = False,  # Pg and Ag formed in one loop (Gamma evaluated once, Ag in qk's registers)
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     num_tokens = T.dynamic("num_tokens")
@@ -64,7 +66,7 @@ def gdn_chunk_prep_group_sm90(
         # (q and k from L2 after the first); the slot is blockIdx.z (launches of at most 65535 slots)
         with T.Kernel(num_vblocks, H, num_slots, threads=threads) as (jb, hq, bz):
             # 4 CTAs per SM (128 registers per thread; shared memory 53,760 B each): without the bound nvcc took 175
-            T.annotate_min_blocks_per_sm(4)
+            T.annotate_min_blocks_per_sm(min_blocks)
             hv0 = hq * group + jb * vpc
             slot = slot0 + bz
             num_seqs = N1 - 1
@@ -164,16 +166,26 @@ def gdn_chunk_prep_group_sm90(
                     inv_s[32 + r, c] = acc32[r, c]
 
                 # ---- Z = Pg Ag, Pg and Ag formed in kk (loads let-bound before the selects, chunk_prep.py)
-                for r, c in T.Parallel(BT, BT):
-                    gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
-                    qk_rc = m_s[r, c]
-                    kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
-                T.copy(kk, pa_s[0, :, :])
-                for r, c in T.Parallel(BT, BT):
-                    gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
-                    a_beta = inv_s[r, c] * b_s[c]
-                    kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
-                T.copy(kk, pa_s[1, :, :])
+                if pg_ag_one_loop:
+                    for r, c in T.Parallel(BT, BT):
+                        gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                        qk_rc = m_s[r, c]
+                        a_beta = inv_s[r, c] * b_s[c]
+                        kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
+                        qk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
+                    T.copy(kk, pa_s[0, :, :])
+                    T.copy(qk, pa_s[1, :, :])
+                else:
+                    for r, c in T.Parallel(BT, BT):
+                        gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                        qk_rc = m_s[r, c]
+                        kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
+                    T.copy(kk, pa_s[0, :, :])
+                    for r, c in T.Parallel(BT, BT):
+                        gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                        a_beta = inv_s[r, c] * b_s[c]
+                        kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
+                    T.copy(kk, pa_s[1, :, :])
                 T.gemm(pa_s[0, :, :], pa_s[1, :, :], kk, clear_accum=True)
                 T.copy(kk, pa_s[0, :, :])  # Z, through Pg's buffer (its last read was that GEMM)
                 for r, c in T.Parallel(BT, BT):
