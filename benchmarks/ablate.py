@@ -293,12 +293,16 @@ SPECS = {
                            combos=[1 | 2 | 4, 1 | 2 | 4 | 8], inputs=prep_inputs, unit="us/launch",
                            variants=["cur", "ablate"] if vpc == 4 else ["cur"], vpc=vpc)
        for vpc in (1, 2, 3, 4)},
-    # its options at four v-heads per CTA: 3 CTAs per SM (170 registers), Pg and Ag in one loop, both
-    **{f"prepg4{tag}": dict(file=SRC / "sm90" / "chunk_prep_group.py", factory="gdn_chunk_prep_group_sm90",
-                            params=dict(dtype="bfloat16", K=128, BT=64, **extra), fix=[], last_param="",
-                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
-       for tag, extra in {"m3": dict(min_blocks=3), "f": dict(pg_ag_one_loop=True),
-                          "fm3": dict(min_blocks=3, pg_ag_one_loop=True)}.items()},
+    # its options against the defaults (3 CTAs per SM, Pg and Ag in one loop, the level-2 merge on tensor cores):
+    # the level-2 merge by FMAs ("n"); that and 4 CTAs per SM (128 registers) and Pg and Ag in two loops ("c6":
+    # the first kernel, c6f644c); at 4 or 2 v-heads per CTA
+    **{f"prepg{vpc}{tag}": dict(file=SRC / "sm90" / "chunk_prep_group.py", factory="gdn_chunk_prep_group_sm90",
+                                params=dict(dtype="bfloat16", K=128, BT=64, **extra), fix=[], last_param="",
+                                ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"],
+                                vpc=vpc)
+       for vpc in (2, 4)
+       for tag, extra in {"n": dict(tc_level2=False),
+                          "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},

@@ -9,12 +9,15 @@ Q and K are loaded once (both at the start: one round trip to memory), K K^T and
 one fp32 matrix M of shared memory: M[r, c] = (Q K^T)[r, c] for r >= c, (K K^T)[r, c] for r < c (K K^T is
 symmetric, and T only needs its strictly lower part: T[m, j] = beta_m M[j, m] for m > j). Then the CTA walks
 `vpc` v-heads of its qk-head's group (a run-time count), each with its own gates, inverse, Pg, Ag, Z and
-stores. Row scalings by beta are applied after each merge product's sum (beta_r sum_j M[j, r] X[j, c]), not
-inside it: the same products, another rounding order.
+stores.
 
 The inverse is chunk_prep.py's blockwise forward substitution (four 16x16 diagonal blocks by column in
 registers, then the merges X_lo = -D_hi T_lo D_lo at 16 and 32), with its scratch in the inverse's strictly
 upper 32-block (inv_s[0:32, 32:64]), which nothing reads: A and Ag are formed from the lower triangle only.
+The diagonal blocks take T's entries as beta_m M[j, m] term by term; the merges scale each row of T_lo D_lo by
+beta after the product's sum (beta_r sum_j M[j, r] X[j, c]). With tc_level2 the level-2 merge's two products
+run on tensor cores in TF32 (10 mantissa bits per operand against A's 8 in bf16; FlashQLA's kkt_solve does
+the same merge in fp32-operand GEMMs); the diagonal blocks and the level-1 merge stay fp32 FMAs.
 Every CTA computes unconditionally (idle slots on zeros) so that barriers never sit inside a data-dependent
 branch; only the stores are masked. Tokens of the padding tail [cu[N], T) get gc = 0, A = 0 and Z = 0.
 """
@@ -35,8 +38,16 @@ def gdn_chunk_prep_group_sm90(
     BT: int = 64,
     VPC_MAX: int = 4,  # v-heads per CTA at most (their gates are loaded at the start)
     threads: int = 128,
-    min_blocks: int = 4,  # CTAs per SM that nvcc must leave registers for (4: 128 registers per thread)
-    pg_ag_one_loop: bool = False,  # Pg and Ag formed in one loop (Gamma evaluated once, Ag in qk's registers)
+    # CTAs per SM that nvcc must leave registers for: 3 (at most 170 registers per thread; 159 taken); at 4 (128)
+    # nvcc spilled, and it took 175 without a bound
+    min_blocks: int = 3,
+    # Pg and Ag formed in one loop (Gamma evaluated once, Ag in qk's registers). H200, 32768 tokens, vpc = 4:
+    # 746 -> 715 us at (16, 64), 393 -> 377 at (8, 32) with min_blocks = 3; either alone gained nothing
+    # (benchmarks/results/H200_prep_group.md)
+    pg_ag_one_loop: bool = True,
+    # the level-2 merge's two 32x32x32 products as TF32 GEMMs (mma.sync; operands truncated to 10 mantissa bits)
+    # instead of fp32 FMA loops over shared memory (their loads were a quarter of the kernel's time)
+    tc_level2: bool = True,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     num_tokens = T.dynamic("num_tokens")
@@ -65,7 +76,7 @@ def gdn_chunk_prep_group_sm90(
         # grid (block of v-heads in the group, qk-head, slot): a group's CTAs are neighbours in the launch order
         # (q and k from L2 after the first); the slot is blockIdx.z (launches of at most 65535 slots)
         with T.Kernel(num_vblocks, H, num_slots, threads=threads) as (jb, hq, bz):
-            # 4 CTAs per SM (128 registers per thread; shared memory 53,760 B each): without the bound nvcc took 175
+            # shared memory 53,760 B per CTA (4 would fit); registers bound by min_blocks
             T.annotate_min_blocks_per_sm(min_blocks)
             hv0 = hq * group + jb * vpc
             slot = slot0 + bz
@@ -151,21 +162,29 @@ def gdn_chunk_prep_group_sm90(
                     inv_s[32 * p + 16 + r, 32 * p + c] = acc16[p, r, c]
 
                 # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0); T_lo D_lo in inv_s[0:32, 32:64]
-                T.clear(acc32)
-                for j in T.unroll(32):
-                    for r, c in T.Parallel(32, 32):
-                        acc32[r, c] += m_s[j, 32 + r] * inv_s[j, c]
+                if tc_level2:  # both products on tensor cores (TF32 mma.sync: operands rounded to 10 mantissa bits)
+                    T.gemm(m_s[0:32, 32:64], inv_s[0:32, 0:32], acc32, transpose_A=True, clear_accum=True)
+                else:
+                    T.clear(acc32)
+                    for j in T.unroll(32):
+                        for r, c in T.Parallel(32, 32):
+                            acc32[r, c] += m_s[j, 32 + r] * inv_s[j, c]
                 for r, c in T.Parallel(32, 32):
                     beta_r = b_s[32 + r]
                     inv_s[r, 32 + c] = beta_r * acc32[r, c]
-                T.clear(acc32)
-                for j in T.unroll(32):
+                if tc_level2:
+                    T.gemm(inv_s[32:64, 32:64], inv_s[0:32, 32:64], acc32, clear_accum=True)
                     for r, c in T.Parallel(32, 32):
-                        acc32[r, c] -= inv_s[32 + r, 32 + j] * inv_s[j, 32 + c]
-                for r, c in T.Parallel(32, 32):
-                    inv_s[32 + r, c] = acc32[r, c]
+                        inv_s[32 + r, c] = -acc32[r, c]
+                else:
+                    T.clear(acc32)
+                    for j in T.unroll(32):
+                        for r, c in T.Parallel(32, 32):
+                            acc32[r, c] -= inv_s[32 + r, 32 + j] * inv_s[j, 32 + c]
+                    for r, c in T.Parallel(32, 32):
+                        inv_s[32 + r, c] = acc32[r, c]
 
-                # ---- Z = Pg Ag, Pg and Ag formed in kk (loads let-bound before the selects, chunk_prep.py)
+                # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (loads let-bound before the selects, chunk_prep.py)
                 if pg_ag_one_loop:
                     for r, c in T.Parallel(BT, BT):
                         gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
