@@ -61,22 +61,14 @@ FWD_ABLATIONS = {
 # experimental edits of chunk_prep.py for the `fix` variant (none now; measurements in docs/fwd_profile.md)
 PREP_FIX: list[tuple[str, str]] = []
 
+# the prep's pieces (chunk_prep.py): the first five inside its loop over v-heads (H200 at 4 v-heads per CTA, before the
+# level-2 merge went to tensor cores: benchmarks/results/H200_prep_group.md)
 PREP_ABLATIONS = {
-    1: ("diagonal blocks", "            # ---- diagonal 16x16 blocks", "            # ---- level 1"),
-    2: ("level-1 merge", "            # ---- level 1", "            # ---- level 2"),
-    4: ("level-2 merge", "            # ---- level 2", "            # ---- masked stores"),
-    8: ("K K^T and T", "            # ---- T = I + strictLower", "            # ---- diagonal"),
-    16: ("loads and cumsum", "            # ---- loads, zero-filled", "            # ---- T = I"),
-    32: ("stores", "            # ---- masked stores", "\n    return gdn_chunk_prep"),
-}
-
-# the grouped prep's pieces (chunk_prep_group.py): the first four inside its loop over v-heads
-PREPG_ABLATIONS = {
     1: ("diagonal blocks", "                # ---- diagonal 16x16 blocks", "                # ---- level 1"),
     2: ("level-1 merge", "                # ---- level 1", "                # ---- level 2"),
     4: ("level-2 merge", "                # ---- level 2", "                # ---- Z = Pg Ag"),
     8: ("Pg, Ag, Z, A", "                # ---- Z = Pg Ag", "                # ---- masked stores"),
-    16: ("stores", "                # ---- masked stores", "\n    return gdn_chunk_prep_group"),
+    16: ("stores", "                # ---- masked stores", "\n    return gdn_chunk_prep"),
     32: ("M: K K^T, Q K^T", "            # ---- M: Q K^T", "            tx = T.get_thread_binding()"),
     64: ("loads", "            # ---- loads, zero-filled", "            # ---- M: Q K^T"),
 }
@@ -280,27 +272,24 @@ SPECS = {
                    last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
                    combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk",
                    variants=["base", "cur", "fix", "ablate"]),
+    # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
+    # vpc); variant `base` is the kernel file of --base-dir (another commit's prep, e.g. the per-v-head one of
+    # ebdf7e6, which ignores vpc)
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                  params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
-                 last_param="        slot0: T.int32,\n", ablations=PREP_ABLATIONS, inputs=prep_inputs,
-                 combos=[1 | 2 | 4, 1 | 2 | 4 | 8 | 32],
-                 unit="us/launch"),
-    # the chunk prep with a CTA per (slot, qk-head, block of vpc v-heads): Q K^T and K K^T formed once per CTA
-    # (chunk_prep_group.py); compared with prep's outputs (A, z, g_cumsum) on the same inputs
-    **{f"prepg{vpc}": dict(file=SRC / "sm90" / "chunk_prep_group.py", factory="gdn_chunk_prep_group_sm90",
-                           params=dict(dtype="bfloat16", K=128, BT=64), fix=[],
-                           last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREPG_ABLATIONS,
-                           combos=[1 | 2 | 4, 1 | 2 | 4 | 8], inputs=prep_inputs, unit="us/launch",
-                           variants=["cur", "ablate"] if vpc == 4 else ["cur"], vpc=vpc)
-       for vpc in (1, 2, 3, 4)},
+                 last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREP_ABLATIONS,
+                 inputs=prep_inputs, combos=[1 | 2 | 4, 1 | 2 | 4 | 8], unit="us/launch", vpc=4),
+    # the same at up to 1, 2 or 3 v-heads per CTA
+    **{f"prep{vpc}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
+                          params=dict(dtype="bfloat16", K=128, BT=64), fix=[], last_param="", ablations={},
+                          combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=vpc)
+       for vpc in (1, 2, 3)},
     # its options against the defaults (3 CTAs per SM, Pg and Ag in one loop, the level-2 merge on tensor cores):
     # the level-2 merge by FMAs ("n"); that and 4 CTAs per SM (128 registers) and Pg and Ag in two loops ("c6":
-    # the first kernel, c6f644c); at 4 or 2 v-heads per CTA
-    **{f"prepg{vpc}{tag}": dict(file=SRC / "sm90" / "chunk_prep_group.py", factory="gdn_chunk_prep_group_sm90",
-                                params=dict(dtype="bfloat16", K=128, BT=64, **extra), fix=[], last_param="",
-                                ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"],
-                                vpc=vpc)
-       for vpc in (2, 4)
+    # the first grouped kernel, c6f644c)
+    **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
+                           params=dict(dtype="bfloat16", K=128, BT=64, **extra), fix=[], last_param="",
+                           ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
        for tag, extra in {"n": dict(tc_level2=False),
                           "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
@@ -403,8 +392,8 @@ def main() -> int:
             outs = BWD_CHUNK_OUTPUTS if spec["inputs"] is bwd_chunk_inputs else (out,)
             if spec["inputs"] is prep_inputs:
                 outs = PREP_OUTPUTS
-            if "vpc" in spec:  # v-heads per CTA: the spec's count where it divides the group, else one
-                vpc = spec["vpc"] if (HV // H) % spec["vpc"] == 0 else 1
+            if "vpc" in spec:  # v-heads per CTA as the op picks them: the largest divisor of the group up to vpc
+                vpc = max(d for d in range(1, spec["vpc"] + 1) if (HV // H) % d == 0)
                 x.update(vpc=vpc, num_vblocks=HV // H // vpc)
             for (k, name), (kern, names, dtypes) in kernels.items():
                 if k != kname:

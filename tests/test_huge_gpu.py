@@ -182,11 +182,11 @@ def test_int64_offsets_backward():
     assert_zero(grads.dh0[1], "dh0 of the sequence without loss")
 
 
-@pytest.mark.parametrize("prep", ["grouped", "per_v_head"])
+@pytest.mark.parametrize("prep", ["grouped", "one_v_head_per_cta"])
 def test_chunk_prep_over_several_launches(prep, monkeypatch):
     """More chunk slots than one launch of the chunk prep takes (65535 on blockIdx.z): the slots past the
     first launch (the first sequence's last chunks, all of the second) against the float64 stages and the
-    second sequence run alone; with both preps (H = 1, HV = 2: the grouped one unless FLASHQLA_PREP_GROUP=0)."""
+    second sequence run alone; H = 1, HV = 2: both v-heads in one CTA, or one per CTA (FLASHQLA_PREP_GROUP=0)."""
     monkeypatch.setenv("FLASHQLA_PREP_GROUP", "1" if prep == "grouped" else "0")
     T, L2, TAIL = 64 * 65536 + 4096, 3000, 40
     T1, end = T - L2 - TAIL, T - TAIL

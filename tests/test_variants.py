@@ -33,7 +33,7 @@ def test_every_family_has_the_same_kernels_and_keys():
         into.setdefault((v.family, v.arch), set()).add((v.kernel, v.key))
     rows = list(table.values())
     assert all(r == rows[0] for r in rows), table
-    assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_chunk_prep_group", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk", "gdn_seg_plan",
+    assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk", "gdn_seg_plan",
                                        "gdn_cp_correct"}
     # a further variant is another key of a kernel every family has (the op layer falls back to the common one)
     for (family, _), more in extras.items():

@@ -16,7 +16,7 @@ runs the family named after the device's compute capability (9.0 -> sm90, 10.0 -
          setmaxnreg stay. B200/GB200 allow 227 KB of shared memory per block, as Hopper does.
   sm120  tilelang_src/sm120/: one thread block without warp specialization, element loads,
          mma.sync, at most 99 KB of shared memory per block (consumer Blackwell's limit); the
-         chunk preps are sm90/chunk_prep.py and chunk_prep_group.py, which have nothing Hopper-specific.
+         chunk prep is sm90/chunk_prep.py, which has nothing Hopper-specific.
 
 Check variants. FLASHQLA_CHECK_FAMILIES="sm100;sm120" also lowers those families for sm_90a with
 wgmma disabled: TileLang then emits the code it emits for sm_100a / sm_120a (mma.sync), compiled
@@ -73,9 +73,7 @@ DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
 # kernel -> (module, factory, factory params besides dtype, key besides dtype), per family
 _SM90_PROGRAMS = {
-    "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", dict(K=128, BT=64), ()),
-    # the prep per (slot, qk-head, block of v-heads): where a qk-head has 2 or more v-heads (csrc/ops/gdn_fwd.cpp)
-    "gdn_chunk_prep_group": ("sm90.chunk_prep_group", "gdn_chunk_prep_group_sm90", dict(K=128, BT=64, VPC_MAX=4), ()),
+    "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", dict(K=128, BT=64, VPC_MAX=4), ()),
     "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True), (("bv", 64),)),
     "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
     "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90", dict(K=128, V=128, BT=64), ()),
@@ -92,7 +90,6 @@ PROGRAMS = {
                                 dict(K=128, V=128, BT=64, reduce_batch=1), ())},
     "sm120": {
         "gdn_chunk_prep": _SM90_PROGRAMS["gdn_chunk_prep"],
-        "gdn_chunk_prep_group": _SM90_PROGRAMS["gdn_chunk_prep_group"],
         "gdn_fwd": ("sm120.gdn_fwd", "gdn_fwd_sm120", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
         "gdn_bwd_dh": ("sm120.gdn_bwd_dh", "gdn_bwd_dh_sm120", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
         "gdn_bwd_chunk": ("sm120.gdn_bwd_chunk", "gdn_bwd_chunk_sm120", dict(K=128, V=128, BT=64, BV=32), ()),

@@ -91,8 +91,8 @@ void stream_wait(void* waiter, void* waited);
 // FLASHQLA_SINGLE_STREAM=1: every launch of an op on the caller's stream, in the order before the side stream
 // (same results bit for bit; benchmarks/streams_ab.py compares the two)
 bool single_stream();
-// FLASHQLA_PREP_GROUP=0: the forward's chunk prep per v-head everywhere, also where a qk-head has several v-heads
-// (outputs within rounding of the grouped prep's; tests/test_prep_group_gpu.py compares both with the reference)
+// FLASHQLA_PREP_GROUP=0: the forward's chunk prep with one v-head per CTA, also where a qk-head has several
+// (the same outputs bit for bit, slower; tests/test_chunk_prep_gpu.py, benchmarks/prep_ab.py)
 bool prep_group_enabled();
 
 // Joins a side stream back into the main one: join() where the main stream needs the side's work, and on every

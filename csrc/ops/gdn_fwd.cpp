@@ -1,5 +1,5 @@
-// torch.ops.flashqla.gdn_fwd on CUDA: checks, output allocation, two kernel launches (chunk prep, per v-head
-// or per block of a group's v-heads; fused forward). Varlen form only; the Python API flattens dense batches.
+// torch.ops.flashqla.gdn_fwd on CUDA: checks, output allocation, two kernel launches (chunk prep, fused
+// forward). Varlen form only; the Python API flattens dense batches.
 // With output_chunk_states the fused forward also stores every chunk's start state by chunk slot, what
 // gdn_bwd otherwise recomputes (docs/ops.md).
 #include <algorithm>
@@ -13,42 +13,31 @@ namespace flashqla {
 namespace {
 constexpr const char* kOp = "flashqla::gdn_fwd";
 
-// v-heads per CTA of the grouped chunk prep (tilelang_src/sm90/chunk_prep_group.py): the largest divisor of the
-// group up to its VPC_MAX of 4; 0 where the per-v-head prep runs: a group of one (the grouped kernel is 2-5%
-// slower there) or FLASHQLA_PREP_GROUP=0. H200, 8k and 32k tokens: 13-15% faster than the per-v-head prep at 4
-// v-heads per CTA, 9-10% at 2 (benchmarks/results/H200_prep_group.md)
+// v-heads per CTA of the chunk prep (tilelang_src/sm90/chunk_prep.py): the largest divisor of the group up to
+// the kernel's VPC_MAX of 4 (Q, K, K K^T and Q K^T once per CTA); 1 with FLASHQLA_PREP_GROUP=0 (the same outputs
+// bit for bit, slower: benchmarks/results/H200_prep_group.md)
 int32_t prep_heads_per_cta(int32_t group) {
-  if (!prep_group_enabled()) return 0;
+  if (!prep_group_enabled()) return 1;
   for (int32_t vpc = std::min<int32_t>(group, 4); vpc >= 2; --vpc) {
     if (group % vpc == 0) return vpc;
   }
-  return 0;
+  return 1;
 }
 
 void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& g,
                        const Tensor& beta, const Tensor& cu_seqlens, Tensor& g_cumsum, Tensor& A, Tensor& z,
                        double scale, void* stream) {
+  const auto& prep = find_variant("gdn_chunk_prep", gdn_chunk_prep_variants, d.device, dtype_key(d.dtype), 0);
   const int32_t group = group_size(d);
   const int32_t vpc = prep_heads_per_cta(group);
-  // the slot is blockIdx.z (tilelang_src/sm90/chunk_prep*.py): launches of at most kMaxGridRows slots
+  // the slot is blockIdx.z (tilelang_src/sm90/chunk_prep.py): launches of at most kMaxGridRows slots
   for (int64_t slot0 = 0; slot0 < d.num_slots(); slot0 += kMaxGridRows) {
     const int64_t count = std::min<int64_t>(d.num_slots() - slot0, kMaxGridRows);
     char err[512] = {0};
-    int rc = 0;
-    if (vpc > 0) {
-      const auto& prep = find_variant("gdn_chunk_prep_group", gdn_chunk_prep_group_variants, d.device,
-                                      dtype_key(d.dtype), 0);
-      rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
-                   g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
-                   static_cast<int32_t>(count), static_cast<int32_t>(slot0), group, vpc, group / vpc, d.T, d.H,
-                   d.HV, d.N + 1, stream, err, sizeof(err));
-    } else {
-      const auto& prep = find_variant("gdn_chunk_prep", gdn_chunk_prep_variants, d.device, dtype_key(d.dtype), 0);
-      rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
-                   g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
-                   static_cast<int32_t>(count), static_cast<int32_t>(slot0), group, d.T, d.H, d.HV, d.N + 1, stream,
-                   err, sizeof(err));
-    }
+    const int rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
+                           g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
+                           static_cast<int32_t>(count), static_cast<int32_t>(slot0), group, vpc, group / vpc, d.T,
+                           d.H, d.HV, d.N + 1, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
   }
 }
