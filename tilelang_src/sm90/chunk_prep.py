@@ -54,6 +54,10 @@ def gdn_chunk_prep_sm90(
     # the level-2 merge's two 32x32x32 products as TF32 GEMMs (mma.sync; operands truncated to 10 mantissa bits)
     # instead of fp32 FMA loops over shared memory (their loads were a quarter of the kernel's time)
     tc_level2: bool = True,
+    # the level-1 merge's products (two 16x16x16 per 32-block) as one 32x32x32 TF32 GEMM each over block-diagonal
+    # operands (K K^T's blocks once per CTA, the diagonal inverses copied there by the solve; 13.8 KB more shared
+    # memory). Lowered and compiled, not yet run on a GPU: off
+    tc_level1: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     num_tokens = T.dynamic("num_tokens")
@@ -111,6 +115,13 @@ def gdn_chunk_prep_sm90(
             qk = T.alloc_fragment((BT, BT), accum)
             acc16 = T.alloc_fragment((2, 16, 16), accum)
             acc32 = T.alloc_fragment((32, 32), accum)
+            if tc_level1:
+                # the level-1 merge's block-diagonal operands, off-diagonal 16-blocks zero: A1[16q + j, 16p + r] =
+                # M[32p + j, 32p + 16 + r] for q = p (T_lo's K K^T part, transposed), and the diagonal inverses
+                # D_lo (blocks 0, 2 of the solve) and D_hi (blocks 1, 3)
+                a1_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
+                dlo_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
+                dhi_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
 
             # ---- loads, zero-filled past the chunk's valid rows (and past the CTA's v-heads): q and k together
@@ -132,6 +143,14 @@ def gdn_chunk_prep_sm90(
             # level-2 merge; nothing else writes them
             for p, r, c in T.Parallel(2, 16, 16):
                 inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
+            if tc_level1:
+                for jj, rr in T.Parallel(32, 32):
+                    a1_s[jj, rr] = T.if_then_else(jj // 16 == rr // 16,
+                                                  m_s[32 * (rr // 16) + jj % 16, 32 * (rr // 16) + 16 + rr % 16], 0.0)
+                for jj, cc in T.Parallel(32, 32):
+                    if jj // 16 != cc // 16:
+                        dlo_s[jj, cc] = 0.0
+                        dhi_s[jj, cc] = 0.0
 
             tx = T.get_thread_binding()
             for u in T.serial(vpc):
@@ -151,21 +170,40 @@ def gdn_chunk_prep_sm90(
                             col[m] -= (b_s[16 * (tx // 16) + m] * m_s[16 * (tx // 16) + j, 16 * (tx // 16) + m]) * col[j]
                     for m in T.unroll(16):
                         inv_s[16 * (tx // 16) + m, tx] = col[m]
+                    if tc_level1:  # block b = tx // 16 of the solve is D_lo (b even) or D_hi (b odd) of 32-block b // 2
+                        if (tx // 16) % 2 == 0:
+                            for m in T.unroll(16):
+                                dlo_s[16 * (tx // 32) + m, 16 * (tx // 32) + tx % 16] = col[m]
+                        else:
+                            for m in T.unroll(16):
+                                dhi_s[16 * (tx // 32) + m, 16 * (tx // 32) + tx % 16] = col[m]
 
                 # ---- level 1: X = -D_hi T_lo D_lo for the 16-blocks (1,0) and (3,2); T_lo D_lo in inv_s[0:32, 32:48]
-                T.clear(acc16)
-                for j in T.unroll(16):
+                if tc_level1:
+                    # block p of the product sits at [16p, 16p + 16) x [16p, 16p + 16) of the 32x32 result, zeros
+                    # around it (the operands are block diagonal); scaled by beta, it is the second product's B
+                    T.gemm(a1_s[:, 0:32], dlo_s[:, 0:32], acc32, transpose_A=True, clear_accum=True)
+                    for rr, cc in T.Parallel(32, 32):
+                        beta_r = b_s[32 * (rr // 16) + 16 + rr % 16]
+                        inv_s[rr, 32 + cc] = beta_r * acc32[rr, cc]
+                    T.gemm(dhi_s[:, 0:32], inv_s[0:32, 32:64], acc32, clear_accum=True)
+                    for rr, cc in T.Parallel(32, 32):
+                        if rr // 16 == cc // 16:  # block p = rr // 16 of X_lo, into the inverse at (32p + 16, 32p)
+                            inv_s[32 * (rr // 16) + 16 + rr % 16, 32 * (rr // 16) + cc % 16] = -acc32[rr, cc]
+                else:
+                    T.clear(acc16)
+                    for j in T.unroll(16):
+                        for p, r, c in T.Parallel(2, 16, 16):
+                            acc16[p, r, c] += m_s[32 * p + j, 32 * p + 16 + r] * inv_s[32 * p + j, 32 * p + c]
                     for p, r, c in T.Parallel(2, 16, 16):
-                        acc16[p, r, c] += m_s[32 * p + j, 32 * p + 16 + r] * inv_s[32 * p + j, 32 * p + c]
-                for p, r, c in T.Parallel(2, 16, 16):
-                    beta_r = b_s[32 * p + 16 + r]
-                    inv_s[16 * p + r, 32 + c] = beta_r * acc16[p, r, c]
-                T.clear(acc16)
-                for j in T.unroll(16):
+                        beta_r = b_s[32 * p + 16 + r]
+                        inv_s[16 * p + r, 32 + c] = beta_r * acc16[p, r, c]
+                    T.clear(acc16)
+                    for j in T.unroll(16):
+                        for p, r, c in T.Parallel(2, 16, 16):
+                            acc16[p, r, c] -= inv_s[32 * p + 16 + r, 32 * p + 16 + j] * inv_s[16 * p + j, 32 + c]
                     for p, r, c in T.Parallel(2, 16, 16):
-                        acc16[p, r, c] -= inv_s[32 * p + 16 + r, 32 * p + 16 + j] * inv_s[16 * p + j, 32 + c]
-                for p, r, c in T.Parallel(2, 16, 16):
-                    inv_s[32 * p + 16 + r, 32 * p + c] = acc16[p, r, c]
+                        inv_s[32 * p + 16 + r, 32 * p + c] = acc16[p, r, c]
 
                 # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0); T_lo D_lo in inv_s[0:32, 32:64]
                 if tc_level2:  # both products on tensor cores (TF32 mma.sync: operands rounded to 10 mantissa bits)
