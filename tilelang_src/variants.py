@@ -73,6 +73,7 @@ DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
 # kernel -> (module, factory, factory params besides dtype, key besides dtype), per family
 _SM90_PROGRAMS = {
+    # VPC_MAX: the most v-heads per CTA that csrc/ops/gdn_fwd.cpp's prep_heads_per_cta hands the prep (4)
     "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", dict(K=128, BT=64, VPC_MAX=4), ()),
     "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True), (("bv", 64),)),
     "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),

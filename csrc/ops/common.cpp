@@ -67,7 +67,7 @@ bool single_stream() {
 
 bool prep_group_enabled() {
   const char* v = std::getenv("FLASHQLA_PREP_GROUP");
-  return v == nullptr || v[0] == '\0' || v[0] != '0';
+  return v == nullptr || v[0] != '0';  // unset, empty or anything but 0: several v-heads per CTA
 }
 
 bool poison_outputs() {

@@ -86,7 +86,7 @@ def gdn_chunk_prep_sm90(
         # grid (block of v-heads in the group, qk-head, slot): a group's CTAs are neighbours in the launch order
         # (q and k from L2 after the first); the slot is blockIdx.z (launches of at most 65535 slots)
         with T.Kernel(num_vblocks, H, num_slots, threads=threads) as (jb, hq, bz):
-            # shared memory 53,760 B per CTA (4 would fit); registers bound by min_blocks
+            # shared memory 53,760 B per CTA (67,584 with tc_level1); registers bound by min_blocks
             T.annotate_min_blocks_per_sm(min_blocks)
             hv0 = hq * group + jb * vpc
             slot = slot0 + bz
@@ -124,7 +124,10 @@ def gdn_chunk_prep_sm90(
                 dhi_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
 
-            # ---- loads, zero-filled past the chunk's valid rows (and past the CTA's v-heads): q and k together
+            # ---- loads, zero-filled past the chunk's valid rows (and past the CTA's v-heads): q and k together.
+            # The gates first: TileLang's shared-memory planner places buffers in the order of their first use, and
+            # so puts M, the inverse and pa_s over Q and K's space once the GEMMs have read them (53,760 B; with the
+            # gates after Q and K it needed 68,608)
             for u, r in T.Parallel(VPC_MAX, BT):
                 g_all[u, r] = T.if_then_else(r < n_valid and u < vpc, g[t0 + r, hv0 + u], 0.0)
                 b_all[u, r] = T.if_then_else(r < n_valid and u < vpc, beta[t0 + r, hv0 + u], 0.0)
