@@ -21,7 +21,8 @@ import torch
 import flashqla
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gdn import _training_step, make_inputs, time_ms  # noqa: E402
+from ab_timing import ab_cells  # noqa: E402
+from bench_gdn import _training_step, make_inputs  # noqa: E402
 from shapes import parse_lengths  # noqa: E402
 
 SWITCH = "FLASHQLA_PREP_GROUP"
@@ -71,20 +72,9 @@ def main() -> int:
             x = make_inputs(parse_lengths(mix), hqk, hv)
             same = same_outputs(x)
             bad += not same
-            ms = {}
-            for mode in MODES:
-                for grouped in (False, True, False, True):  # alternated: a drift of the clock hits both
-                    set_grouped(grouped)
-                    fn = forward(x) if mode == "fwd" else _training_step(call, x, mode)
-                    t, captured = time_ms(fn, args.calls, args.reps)
-                    ms[(mode, grouped)] = min(ms.get((mode, grouped), float("inf")), t)
-                    if not captured:
-                        print(f"warning: {mode} grouped={grouped} not captured in a CUDA graph")
+            cells = ab_cells(MODES, lambda mode: forward(x) if mode == "fwd" else _training_step(call, x, mode),
+                             set_grouped, args.calls, args.reps, labels=("grouped=False", "grouped=True"))
             os.environ.pop(SWITCH, None)
-            cells = []
-            for mode in MODES:
-                a, b = ms[(mode, False)], ms[(mode, True)]
-                cells += [f"{a:.3f}", f"{b:.3f}", f"{a / b:.2f}"]
             print(f"| ({hqk}, {hv}) | {mix} | " + " | ".join(cells) + f" | {'bitwise equal' if same else 'DIFFER'} |",
                   flush=True)
     if bad:

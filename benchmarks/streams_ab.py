@@ -20,7 +20,8 @@ import torch
 import flashqla
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gdn import _training_step, make_inputs, time_ms  # noqa: E402
+from ab_timing import ab_cells  # noqa: E402
+from bench_gdn import _training_step, make_inputs  # noqa: E402
 from shapes import parse_lengths  # noqa: E402
 
 SINGLE = "FLASHQLA_SINGLE_STREAM"
@@ -73,19 +74,9 @@ def main() -> int:
             x = make_inputs(parse_lengths(mix), hqk, hv)
             same = all(torch.equal(a, b) for a, b in zip(results(x, True), results(x, False)))
             bad += not same
-            ms = {}
-            for mode in MODES:
-                for single in (True, False, True, False):  # alternated: a drift of the clock hits both
-                    set_single(single)
-                    t, captured = time_ms(runner(x, mode), args.calls, args.reps)
-                    ms[(mode, single)] = min(ms.get((mode, single), float("inf")), t)
-                    if not captured:
-                        print(f"warning: {mode} single={single} not captured in a CUDA graph")
+            cells = ab_cells(MODES, lambda mode: runner(x, mode), lambda side: set_single(not side), args.calls,
+                             args.reps, labels=("single=True", "single=False"))
             set_single(False)
-            cells = []
-            for mode in MODES:
-                a, b = ms[(mode, True)], ms[(mode, False)]
-                cells += [f"{a:.3f}", f"{b:.3f}", f"{a / b:.2f}"]
             print(f"| ({hqk}, {hv}) | {mix} | " + " | ".join(cells) + f" | {'bitwise equal' if same else 'DIFFER'} |",
                   flush=True)
     if bad:
