@@ -272,6 +272,11 @@ SPECS = {
                    last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
                    combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk",
                    variants=["base", "cur", "fix", "ablate"]),
+    # the same with o through q's ring stage and the storer warp (stage_o at BV = 128; no ablation bits: bit 64's
+    # block holds that path's barrier arrive)
+    "fwd128q": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True), fix=[], last_param="",
+                    ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
     # vpc); variant `base` is the kernel file of --base-dir (another commit's prep, e.g. the per-v-head one of
     # ebdf7e6, which ignores vpc)

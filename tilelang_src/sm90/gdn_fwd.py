@@ -47,7 +47,7 @@ def gdn_fwd_sm90(
     # kernel config
     BT: int = 64,
     BV: int = 64,
-    stage_o: bool = False,  # o through shared memory, stored by the storer warp (BV = 64 only: no room at 128)
+    stage_o: bool = False,  # o through shared memory, stored by the storer warp (at BV = 128: in q's ring stage)
 ):
     assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
@@ -55,10 +55,17 @@ def gdn_fwd_sm90(
     # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
     NST = 2 if BV == 64 else 1
     STAGE_O = stage_o and BV == 64
-    O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers
+    # at BV = 128 there is no room for o_s: O goes to the ring stage of its own chunk's q (q_s[stage] is [BT, K],
+    # O [BT, BV] with BV = K), which WG2 alone reads and has finished reading (Q S~) when O is formed. The stage's q
+    # is then not under `full` / `empty`: the storer warp stores O from it and loads chunk i + 2's q into it
+    # (q_full per stage; WG2 waits for it before Q S~), so the ring's other inputs are freed as early as before
+    STAGE_OQ = stage_o and BV == 128 and K == BV
+    O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers or through q_s
     # registers per thread of WG2 and of the producer warps (with 160 for WG0 and WG1: 512 in all); the storer
     # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O
-    NREG_O, NREG_LOAD = (128, 64) if STAGE_O else (152, 40)
+    # (through q_s at BV = 128, WG2 holds its 64 x 128 O in 128 registers without spilling, and the producer warps
+    # spill less with 64: 808 bytes of spill stores in ptxas -v against 1532 at (152, 40))
+    NREG_O, NREG_LOAD = (128, 64) if STAGE_O or STAGE_OQ else (152, 40)
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -169,6 +176,9 @@ def gdn_fwd_sm90(
             w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
             o_full = T.alloc_barrier(128)  # WG2 wrote O (STAGE_O)
             o_free = T.alloc_barrier(32)  # the storer warp stored O (STAGE_O)
+            if STAGE_OQ:
+                oq_full = T.alloc_barrier([128, 128])  # WG2 wrote O into q_s[stage]
+                q_full = T.alloc_barrier([32, 32])  # the storer warp loaded q into q_s[stage]
 
             # V is read, and O written (stmatrix), in the accumulator layout (8 rows per warp access): swizzled
             # so that those rows fall in different banks (row-major, they share 4); TMA writes V's swizzle
@@ -261,6 +271,8 @@ def gdn_fwd_sm90(
                         T.fence_proxy_async()
                     T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     if emit_o:
+                        if STAGE_OQ:
+                            T.barrier_wait(q_full[i % 2], (i // 2) % 2)
                         # O = scale * gamma * (Q S~)
                         T.gemm(q_s[i % 2, :, :], st_s[i % NST, :, :], o_frag, clear_accum=True)
                     T.barrier_arrive(st_free[i % NST])
@@ -280,6 +292,11 @@ def gdn_fwd_sm90(
                             T.barrier_wait(o_free[0], (i + 1) % 2)  # chunk i - 1's O is stored
                             T.copy(o_frag, o_s)
                             T.barrier_arrive(o_full[0])
+                        elif STAGE_OQ:
+                            # over this chunk's q (Q S~ has read it: the GEMM waits for its wgmma)
+                            T.copy(o_frag, q_s[i % 2, :, :])
+                            T.fence_proxy_async()  # the storer's TMA load of q follows these generic writes
+                            T.barrier_arrive(oq_full[i % 2])
                         elif t0 + BT <= seq_end:
                             T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
                         else:
@@ -300,7 +317,7 @@ def gdn_fwd_sm90(
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        if emit_o:  # only O reads q: the warm-up pass and the state recompute skip it
+                        if emit_o and not STAGE_OQ:  # only O reads q: the warm-up pass and the state recompute skip it
                             load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         T.barrier_arrive(full[i % 2])
@@ -320,6 +337,10 @@ def gdn_fwd_sm90(
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
                 else:
+                    if STAGE_OQ and emit_o:  # the first two chunks' q (then each after its stage's O is stored)
+                        for j in T.serial(T.min(n_iter, 2)):
+                            load_rows(q, q_s, j, q_full, seq_start + (c_first + j) * BT, seq_end, hq, 0, BT, K, dtype)
+                            T.barrier_arrive(q_full[j])
                     for i in T.serial(n_iter):
                         T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                         if store_h != 0 and warmup == 0:
@@ -330,5 +351,15 @@ def gdn_fwd_sm90(
                             T.barrier_wait(o_full[0], i % 2)
                             store_rows(o_s, o, seq_start + (c_first + i) * BT, seq_end, hv, v0)
                             T.barrier_arrive(o_free[0])
+                        if STAGE_OQ and emit_o:
+                            t0 = seq_start + (c_first + i) * BT
+                            T.barrier_wait(oq_full[i % 2], (i // 2) % 2)
+                            for r, c in T.Parallel(BT, BV):
+                                if t0 + r < seq_end:
+                                    o[t0 + r, hv, v0 + c] = q_s[i % 2, r, c]
+                            if i + 2 < n_iter:
+                                T.fence_proxy_async()  # generic reads of the stage, then the async proxy's writes
+                                load_rows(q, q_s, i % 2, q_full, t0 + 2 * BT, seq_end, hq, 0, BT, K, dtype)
+                                T.barrier_arrive(q_full[i % 2])
 
     return gdn_fwd
