@@ -19,7 +19,8 @@ element copies for a partial chunk; q and Z only when o is stored) and a storer 
 (per chunk slot) for the backward. W is double-buffered; at BV = 64 also S~ and X, so that WG2 and the
 storer never hold up the chain, and O goes through shared memory to the storer warp, which stores it in
 16-byte row pieces (stage_o); at BV = 128 (one CTA per head, where the heads fill the SMs) there is room
-for one S~ and one X buffer only, and WG2 stores O from registers. Element-wise work reads and writes
+for one S~ and one X buffer only, and O goes through its own chunk's q ring stage instead (stage_o: the storer
+warp stores it and loads q two chunks ahead), or WG2 stores it from registers. Element-wise work reads and writes
 shared memory in separate loops (a loop doing both got a barrier per iteration from TileLang), and the
 buffers read in the accumulator layout are swizzled (docs/fwd_profile.md, last section).
 
