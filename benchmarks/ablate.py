@@ -41,7 +41,7 @@ FWD_FIX: list[tuple[str, str]] = []
 FWD_ABLATIONS = {
     1: ("WG0: S~ to shared", "                    T.copy(s_frag, st_s[i % NST, :, :])\n",
         "                    T.fence_proxy_async()\n                    T.barrier_arrive(st_ready"),
-    2: ("WG0: S += X^T W", "                    # S += X^T W\n", "                    T.barrier_arrive(w_free[i % 2])\n"),
+    2: ("WG0: S += X^T W", "                    # S += X^T W\n", "                    if STAGE_OW:\n"),
     4: ("WG1: X = A^T K, scaled", "                    # X = diag(r * beta) A^T K", "                    # X's buffer"),
     8: ("WG1: X to shared", "                    T.copy(x_frag, x_s[i % NST, :, :])\n",
         "                    T.barrier_wait(st_ready[i % NST]"),
@@ -52,7 +52,7 @@ FWD_ABLATIONS = {
          "                # the last sequence's last segment"),
     128: ("WG2: O = Q S~", "                        # O = scale * gamma * (Q S~)\n",
           "                    T.barrier_arrive(st_free[i % NST])\n"),
-    256: ("WG2: O += Z W", "                        # O += Z W\n", "                    T.barrier_arrive(w_free[i % 2])\n"),
+    256: ("WG2: O += Z W", "                        # O += Z W\n", "                    if STAGE_OW:  # without o"),
     512: ("loads: g, beta", "                        load_gate_beta(", "                        T.barrier_arrive(full[i % 2])\n"),
 }
 # measured on the H200: docs/fwd_profile.md
@@ -272,6 +272,11 @@ SPECS = {
                    last_param="        warmup: T.int32,\n", ablations=FWD_ABLATIONS, inputs=fwd_inputs,
                    combos=[4 | 8, 1 | 16 | 32, 64 | 128 | 256, 1 | 2 | 16 | 32], unit="us/chunk",
                    variants=["base", "cur", "fix", "ablate"]),
+    # the same with o stored by TMA from W's stage (stage_o at BV = 128; no ablation bits: bit 64's block holds
+    # that path's TMA wait)
+    "fwd128t": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True), fix=[], last_param="",
+                    ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
     # vpc); variant `base` is the kernel file of --base-dir (another commit's prep, e.g. the per-v-head one of
     # ebdf7e6, which ignores vpc)

@@ -123,8 +123,10 @@ HELPER_PROGRAMS = {
 # by its key at run time
 EXTRA_PROGRAMS = {
     # the fused forward with a 128-wide V slice (one CTA per head and segment), chosen per call where the
-    # heads and sequences fill the SMs (plan_fwd, csrc/ops/segment_plan.cpp; FLASHQLA_FWD_BLOCK_V forces it)
-    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128), (("bv", 128),))],
+    # heads and sequences fill the SMs (plan_fwd, csrc/ops/segment_plan.cpp; FLASHQLA_FWD_BLOCK_V forces it); o of a
+    # full chunk stored by TMA from W's stage (stage_o)
+    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True),
+              (("bv", 128),))],
 }
 
 

@@ -19,7 +19,8 @@ element copies for a partial chunk; q and Z only when o is stored) and a storer 
 (per chunk slot) for the backward. W is double-buffered; at BV = 64 also S~ and X, so that WG2 and the
 storer never hold up the chain, and O goes through shared memory to the storer warp, which stores it in
 16-byte row pieces (stage_o); at BV = 128 (one CTA per head, where the heads fill the SMs) there is room
-for one S~ and one X buffer only, and WG2 stores O from registers. Element-wise work reads and writes
+for one S~ and one X buffer only, and WG2 stores O from registers, or with stage_o (full chunks) by TMA from its own
+chunk's W stage once WG0 has read W. Element-wise work reads and writes
 shared memory in separate loops (a loop doing both got a barrier per iteration from TileLang), and the
 buffers read in the accumulator layout are swizzled (docs/fwd_profile.md, last section).
 
@@ -47,7 +48,7 @@ def gdn_fwd_sm90(
     # kernel config
     BT: int = 64,
     BV: int = 64,
-    stage_o: bool = False,  # o through shared memory, stored by the storer warp (BV = 64 only: no room at 128)
+    stage_o: bool = False,  # o through shared memory: by the storer warp at BV = 64, by TMA from W's stage at 128
 ):
     assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
@@ -55,10 +56,17 @@ def gdn_fwd_sm90(
     # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
     NST = 2 if BV == 64 else 1
     STAGE_O = stage_o and BV == 64
-    O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers
+    # at BV = 128 there is no room for o_s: O(i) of a full chunk goes to W(i)'s stage, which WG2 has read (Z W) and
+    # WG0 has read (X^T W: WG0 then arrives on w_read, which WG2 waits for), and one thread of WG2 stores it by TMA;
+    # WG2 frees the stage (w_free, WG2's alone here) once the TMA has read it. WG1 waits on w_read for X's buffer
+    # and on w_free for W's stage. (Stored from W's stage by the storer warp in 16-byte row pieces, or through q's
+    # ring stage, it was slower than from registers: benchmarks/results/H200_fwd_stage_o128.md)
+    STAGE_OW = stage_o and BV == 128
+    O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers or through W's stage
     # registers per thread of WG2 and of the producer warps (with 160 for WG0 and WG1: 512 in all); the storer
-    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O
-    NREG_O, NREG_LOAD = (128, 64) if STAGE_O else (152, 40)
+    # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O (at BV = 128 a 64 x 128 O: no spills in WG2
+    # at 128 either, and the producer warps' spill stores in ptxas -v go from 640 to 472 bytes)
+    NREG_O, NREG_LOAD = (128, 64) if STAGE_O or STAGE_OW else (152, 40)
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -76,6 +84,28 @@ def gdn_fwd_sm90(
         for r, c in T.Parallel(BT, BV):
             if t0 + r < seq_end:
                 dst[t0 + r, hv, v0 + c] = src[r, c]
+
+    @T.macro
+    def store_frag_rows(src, dst, t0, seq_end, hv, v0):
+        """dst[t0 + r, hv, v0 + c] <- src[r, c] (a fragment) for the rows of the sequence: one copy for a full chunk"""
+        if t0 + BT <= seq_end:
+            T.copy(src, dst[t0:t0 + BT, hv, v0:v0 + BV])
+        else:
+            for r, c in T.Parallel(BT, BV):
+                if t0 + r < seq_end:
+                    dst[t0 + r, hv, v0 + c] = T.cast(src[r, c], dtype)
+
+    @T.macro
+    def store_frag_tma(src, ring, stage, dst, t0, seq_end, hv, v0):
+        """dst[t0 + r, hv, v0 + c] <- src[r, c] (a fragment) for the rows of the sequence: through ring[stage] and one
+        TMA store for a full chunk (waited for until the TMA has read the stage), by element stores otherwise"""
+        if t0 + BT <= seq_end:
+            T.copy(src, ring[stage, :, :])
+            T.fence_proxy_async()  # the generic writes, then the TMA's read
+            T.tma_copy(ring[stage, :, :], dst[t0:t0 + BT, hv, v0:v0 + BV])
+            T.tma_store_wait()
+        else:
+            store_frag_rows(src, dst, t0, seq_end, hv, v0)
 
     @T.prim_func
     def gdn_fwd(
@@ -166,7 +196,11 @@ def gdn_fwd_sm90(
             st_ready = T.alloc_barrier([128] * NST)  # WG0 wrote S~
             st_free = T.alloc_barrier([288] * NST)  # WG1, WG2 and the storer warp read S~
             w_ready = T.alloc_barrier([128, 128])  # WG1 wrote X and W
-            w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
+            if STAGE_OW:
+                w_read = T.alloc_barrier([128, 128])  # WG0 read X and W
+                w_free = T.alloc_barrier([128, 128])  # WG2 stored O out of W's stage (the TMA read it)
+            else:
+                w_free = T.alloc_barrier([256, 256])  # WG0 and WG2 read W (WG0 also X)
             o_full = T.alloc_barrier(128)  # WG2 wrote O (STAGE_O)
             o_free = T.alloc_barrier(32)  # the storer warp stored O (STAGE_O)
 
@@ -207,7 +241,10 @@ def gdn_fwd_sm90(
                     T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
                     # S += X^T W
                     T.gemm(x_s[i % NST, :, :], w_s[i % 2, :, :], s_frag, transpose_A=True)
-                    T.barrier_arrive(w_free[i % 2])
+                    if STAGE_OW:
+                        T.barrier_arrive(w_read[i % 2])
+                    else:
+                        T.barrier_arrive(w_free[i % 2])
                 if warmup != 0:
                     if n_iter > 0:
                         T.copy(s_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
@@ -232,7 +269,10 @@ def gdn_fwd_sm90(
                         x_frag[r, c] *= rb_s[r]
                     # X's buffer (and W's stage) free: chunk i - NST's X^T W is done, and WG2's read of that W
                     # (chunk i - 1's implies chunk i - 2's: both readers arrive in chunk order)
-                    T.barrier_wait(w_free[(i + NST) % 2], ((i + NST) // 2 + NST) % 2)  # chunk i - NST's phase
+                    if STAGE_OW:  # X's buffer: WG0 read chunk i - 1's (W's stage: below)
+                        T.barrier_wait(w_read[(i + 1) % 2], ((i + 1) // 2 + 1) % 2)
+                    else:
+                        T.barrier_wait(w_free[(i + NST) % 2], ((i + NST) // 2 + NST) % 2)  # chunk i - NST's phase
                     T.copy(x_frag, x_s[i % NST, :, :])
                     T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     # U = K S~
@@ -242,6 +282,8 @@ def gdn_fwd_sm90(
                     # per iteration from TileLang's sync planner (32 per chunk at BV = 128)
                     for r, c in T.Parallel(BT, BV):
                         u_frag[r, c] = v_s[i % 2, r, c] - gam1_s[r] * u_frag[r, c]
+                    if STAGE_OW:  # W's stage: chunk i - 2's O is stored out of it
+                        T.barrier_wait(w_free[i % 2], (i // 2 + 1) % 2)
                     T.copy(u_frag, w_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(w_ready[i % 2])
@@ -272,7 +314,10 @@ def gdn_fwd_sm90(
                     if emit_o:
                         # O += Z W
                         T.gemm(z_s, w_s[i % 2, :, :], o_frag)
-                    T.barrier_arrive(w_free[i % 2])
+                    if STAGE_OW:  # without o: W's stage is free once WG0 has read it
+                        T.barrier_wait(w_read[i % 2], (i // 2) % 2)
+                    else:
+                        T.barrier_arrive(w_free[i % 2])
                     if emit_o:
                         if STAGE_O:
                             # the storer stores it: 16-byte row pieces instead of the accumulator layout's
@@ -280,12 +325,12 @@ def gdn_fwd_sm90(
                             T.barrier_wait(o_free[0], (i + 1) % 2)  # chunk i - 1's O is stored
                             T.copy(o_frag, o_s)
                             T.barrier_arrive(o_full[0])
-                        elif t0 + BT <= seq_end:
-                            T.copy(o_frag, o[t0:t0 + BT, hv, v0:v0 + BV])
+                        elif STAGE_OW:
+                            store_frag_tma(o_frag, w_s, i % 2, o, t0, seq_end, hv, v0)
                         else:
-                            for r, c in T.Parallel(BT, BV):
-                                if t0 + r < seq_end:
-                                    o[t0 + r, hv, v0 + c] = T.cast(o_frag[r, c], dtype)
+                            store_frag_rows(o_frag, o, t0, seq_end, hv, v0)
+                    if STAGE_OW:
+                        T.barrier_arrive(w_free[i % 2])
                 # the last sequence's last segment zeroes the padding tail [cu[N], T)
                 if emit_o and is_last and n == num_seqs - 1:
                     for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
