@@ -60,6 +60,8 @@ void stream_wait(void* waiter, void* waited) {
   STD_TORCH_CHECK(e == cudaSuccess, "flashqla: cross-stream wait failed: ", cudaGetErrorString(e));
 }
 
+void order_after_current(void* stream, int32_t device) { stream_wait(stream, current_stream(device)); }
+
 bool single_stream() {
   const char* v = std::getenv("FLASHQLA_SINGLE_STREAM");
   return v != nullptr && v[0] != '\0' && v[0] != '0';

@@ -88,6 +88,12 @@ void* side_stream(int32_t device);
 // `waiter` runs what is enqueued on it next only after everything enqueued on `waited` so far (an event;
 // legal while a CUDA graph is captured: the capture then follows the dependency into the other stream)
 void stream_wait(void* waiter, void* waited);
+// Before a launch on `stream` that uses memory allocated after the fork to it: if `stream` is not the device's
+// current stream (a side stream), it first waits for everything enqueued on the current stream so far. The caching
+// allocator hands a block back to the current stream's pool as soon as the host frees it, so with two threads on
+// one stream a block whose last kernel (the other thread's) is still queued there could be written on the side
+// stream under that kernel; a no-op on the current stream
+void order_after_current(void* stream, int32_t device);
 // FLASHQLA_SINGLE_STREAM=1: every launch of an op on the caller's stream, in the order before the side stream
 // (same results bit for bit; benchmarks/streams_ab.py compares the two)
 bool single_stream();

@@ -83,6 +83,7 @@ SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Segmen
   // pointers of absent optional tensors are never dereferenced (their flags are 0)
   void* plan_ptr = sp.cp ? st.cp_plan.data_ptr() : g_cumsum.data_ptr();
   char err[512] = {0};
+  order_after_current(stream, d.device);  // the tables' blocks, on a side stream
   const int rc = plan_kernel.fn(cu_seqlens.data_ptr(), g_cumsum.data_ptr(), st.seg_seq.data_ptr(), st.ranges.data_ptr(),
                                 plan_ptr, static_cast<int32_t>(sp.seg_tokens), sp.cp, reverse, d.N + 1, d.T, d.HV,
                                 sp.num_segs, range_rows, stream, err, sizeof(err));
@@ -97,6 +98,7 @@ Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& s
   const auto& correct = find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
   const int64_t num_states = start.has_value() ? d.N : 0;
   char err[512] = {0};
+  order_after_current(stream, d.device);  // corrected's block, on a side stream
   const int rc = correct.fn(cu_seqlens.data_ptr(), start ? start->data_ptr() : cp_out.data_ptr(), st.cp_plan.data_ptr(),
                             cp_out.data_ptr(), corrected.data_ptr(), static_cast<int32_t>(d.T),
                             static_cast<int32_t>(st.sp.seg_tokens), start.has_value(), state_v_first, reverse,
@@ -141,6 +143,7 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   if (sp.cp) {
     // warm-up: every segment's end state from zero, and the fallback segments' transition matrices
     Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
+    order_after_current(stream, d.device);  // cp_out's block, on a side stream
     const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
                           beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
                           st.ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0,
