@@ -58,8 +58,9 @@ def gdn_fwd_sm90(
     STAGE_O = stage_o and BV == 64
     # at BV = 128 there is no room for o_s: O(i) of a full chunk goes to W(i)'s stage, which WG2 has read (Z W) and
     # WG0 has read (X^T W: WG0 then arrives on w_read, which WG2 waits for), and one thread of WG2 stores it by TMA;
-    # WG2 frees the stage (w_free, WG2's alone here) once the TMA has read it. WG1 waits on w_read for X's buffer
-    # and on w_free for W's stage. (Stored from W's stage by the storer warp in 16-byte row pieces, or through q's
+    # WG2 frees the stage (w_free, WG2's alone here) once the TMA has read it, or at once without o: WG1 waits on
+    # w_read for X's buffer (chunk i - 1's, which implies that WG0 has read chunk i - 2's W too) and on w_free for
+    # W's stage. (Stored from W's stage by the storer warp in 16-byte row pieces, or through q's
     # ring stage, it was slower than from registers: benchmarks/results/H200_fwd_stage_o128.md)
     STAGE_OW = stage_o and BV == 128
     O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers or through W's stage
@@ -314,9 +315,7 @@ def gdn_fwd_sm90(
                     if emit_o:
                         # O += Z W
                         T.gemm(z_s, w_s[i % 2, :, :], o_frag)
-                    if STAGE_OW:  # without o: W's stage is free once WG0 has read it
-                        T.barrier_wait(w_read[i % 2], (i // 2) % 2)
-                    else:
+                    if not STAGE_OW:
                         T.barrier_arrive(w_free[i % 2])
                     if emit_o:
                         if STAGE_O:
@@ -326,6 +325,7 @@ def gdn_fwd_sm90(
                             T.copy(o_frag, o_s)
                             T.barrier_arrive(o_full[0])
                         elif STAGE_OW:
+                            T.barrier_wait(w_read[i % 2], (i // 2) % 2)  # WG0 has read W(i) too
                             store_frag_tma(o_frag, w_s, i % 2, o, t0, seq_end, hv, v0)
                         else:
                             store_frag_rows(o_frag, o, t0, seq_end, hv, v0)
