@@ -277,6 +277,14 @@ SPECS = {
     "fwd128t": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True), fix=[], last_param="",
                     ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
+    # the storer warp's h (S~) by TMA (tma_h, off; with --no-o --store-h, as in the backward's recompute), at BV = 64
+    # (o staged) and at BV = 128 (o by TMA)
+    "fwd_soth": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True), fix=[],
+                     last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
+    "fwd128th": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True), fix=[],
+                     last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
     # vpc); variant `base` is the kernel file of --base-dir (another commit's prep, e.g. the per-v-head one of
     # ebdf7e6, which ignores vpc)
@@ -291,13 +299,14 @@ SPECS = {
        for vpc in (1, 2, 3)},
     # its options against the defaults (3 CTAs per SM, Pg and Ag in one loop, the level-2 merge on tensor cores):
     # the level-2 merge by FMAs ("n"); that and 4 CTAs per SM (128 registers) and Pg and Ag in two loops ("c6":
-    # the first grouped kernel, c6f644c); the level-1 merge on tensor cores too ("l1", not yet run)
+    # the first grouped kernel, c6f644c); the level-1 merge on tensor cores too ("l1": 3-4% slower); A and Z stored by
+    # TMA ("t", not yet run)
     **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                            params=dict(dtype="bfloat16", K=128, BT=64, **extra), fix=[], last_param="",
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
        for tag, extra in {"n": dict(tc_level2=False),
                           "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False),
-                          "l1": dict(tc_level1=True)}.items()},
+                          "l1": dict(tc_level1=True), "t": dict(tma_stores=True)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
@@ -321,6 +330,10 @@ SPECS = {
     "bwddh": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=[], last_param="", ablations={},
                   combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),
+    # dS~ stored to dh by TMA (tma_dh, off, not yet run)
+    "bwddht": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
+                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, tma_dh=True), fix=[], last_param="",
+                   ablations={}, combos=[], inputs=bwd_dh_inputs, unit="us/chunk", variants=["cur"]),
 }
 
 # variants of the warp-specialized chunk gradient by its factory's arguments: setmaxnreg splits (WA, WK, WP; the
@@ -328,14 +341,16 @@ SPECS = {
 # halves, dg's whole-chunk terms summed by a warp, dA and dKs stored from fragments, <S0, dS1>'s quarters folded
 # before one reduction) and all four off (7fa5060's kernel); WA's GEMMs issued ahead of work that does not need
 # them (wa_async, off by default); WA's two redundant waits dropped (lean_waits, off by default); dL handed to WK,
-# which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24)
+# which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24); dv stored
+# by TMA (tma_dv, off by default, not yet run)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
                       "bwdcwsng": dict(dg_warp_sum=False), "bwdcwsnf": dict(frag_stores=False),
                       "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
                       "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True),
-                      "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24))}.items():
+                      "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24)),
+                      "bwdcwst": dict(tma_dv=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

@@ -132,7 +132,9 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   void* unused = g_cumsum.data_ptr();
   void* h0 = initial_state.has_value() ? initial_state->data_ptr() : unused;
   STD_TORCH_CHECK(out.o == nullptr || z != nullptr, op, ": internal error: the forward's o needs the chunk prep's Z");
-  // Z's TMA descriptor is encoded even when Z is not read: A has its shape, dtype and alignment
+  // Z's TMA descriptor is encoded even when Z is not read: A has its shape, dtype and alignment. Likewise o's and h's
+  // where a variant stores them by TMA: `unused` stands in (16-byte aligned), and h gets one slot when absent (a
+  // descriptor cannot have a dimension of 0)
   void* z_ptr = z != nullptr ? z->data_ptr() : A.data_ptr();
   const bool store_ht = out.final_state != nullptr;
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
@@ -147,7 +149,7 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
     const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
                           beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
                           st.ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0,
-                          state_v_first, 0, 0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 0, sp.num_segs,
+                          state_v_first, 0, 0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 1, sp.num_segs,
                           st.range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
     cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
@@ -161,7 +163,7 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
                         store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
                         st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale),
                         initial_state.has_value(), store_ht, state_v_first, out.o != nullptr, out.h != nullptr, 0,
-                        group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 0, sp.num_segs,
+                        group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, out.h ? d.num_slots() : 1, sp.num_segs,
                         st.range_rows, sp.num_segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }

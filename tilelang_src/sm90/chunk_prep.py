@@ -58,6 +58,10 @@ def gdn_chunk_prep_sm90(
     # operands (K K^T's blocks once per CTA, the diagonal inverses copied there by the solve; 13.8 KB more shared
     # memory). Lowered and compiled, not yet run on a GPU: off
     tc_level1: bool = False,
+    # A and Z of a full chunk stored by TMA from pa_s (waited for before the next v-head writes pa_s) instead of
+    # 16-byte element stores (docs/fwd_profile.md's rule; the stores were 83 of 780 us at (16, 64)). Lowered and
+    # compiled, not yet run on a GPU: off
+    tma_stores: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     num_tokens = T.dynamic("num_tokens")
@@ -65,6 +69,24 @@ def gdn_chunk_prep_sm90(
     HV = T.dynamic("num_v_heads")
     N1 = T.dynamic("num_seqs_plus_one")
     accum = "float32"
+
+    @T.macro
+    def store_az(pa_s, A, z, t0, hv, n_valid, n_store, full):
+        """A[t0 + r, hv, :] <- pa_s[1, r, :] and z <- pa_s[0] for the chunk's rows (zeros over a padding-tail slot's):
+        with tma_stores one TMA store each for a full chunk (not waited for here), else masked element stores (one
+        condition per store, common/chunk_store.py)"""
+        if tma_stores:
+            T.fence_proxy_async()  # every writer's fence before the barrier TileLang puts ahead of the TMA
+        if tma_stores and full:
+            T.tma_copy(pa_s[1, :, :], A[t0:t0 + BT, hv, 0:BT])
+            T.tma_copy(pa_s[0, :, :], z[t0:t0 + BT, hv, 0:BT])
+        else:
+            for r, c in T.Parallel(BT, BT):
+                if r < n_store:
+                    A[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[1, r, c], T.cast(0, dtype))
+            for r, c in T.Parallel(BT, BT):
+                if r < n_store:
+                    z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
 
     @T.prim_func
     def gdn_chunk_prep(
@@ -99,6 +121,7 @@ def gdn_chunk_prep_sm90(
             # rows [t0, t0 + n_valid) belong to the chunk; a slot of the padding tail owns rows up to T
             n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
             n_store = T.max(n_valid, n_tail)  # at most one of the two is nonzero
+            full = seq_end - t0 >= BT  # on the unclamped difference (common/chunk_load.py)
 
             g_all = T.alloc_shared((VPC_MAX, BT), accum)  # the CTA's v-heads' gates and betas, loaded at the start
             b_all = T.alloc_shared((VPC_MAX, BT), accum)
@@ -233,6 +256,8 @@ def gdn_chunk_prep_sm90(
 
                 # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (the loads let-bound before the selects: inside a
                 # select they became branches of their own, docs/fwd_profile.md)
+                if tma_stores:  # the previous v-head's stores have read pa_s
+                    T.tma_store_wait()
                 if pg_ag_one_loop:
                     for r, c in T.Parallel(BT, BT):
                         gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
@@ -260,16 +285,12 @@ def gdn_chunk_prep_sm90(
                     kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
                 T.copy(kk, pa_s[1, :, :])  # A in the q dtype
 
-                # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail (one condition per
-                # store, common/chunk_store.py)
-                for r, c in T.Parallel(BT, BT):
-                    if r < n_store:
-                        A[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[1, r, c], T.cast(0, dtype))
-                for r, c in T.Parallel(BT, BT):
-                    if r < n_store:
-                        z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
+                # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail
+                store_az(pa_s, A, z, t0, hv, n_valid, n_store, full)
                 for r in T.Parallel(BT):
                     if r < n_store:
                         g_cumsum[t0 + r, hv] = T.if_then_else(r < n_valid, gc_s[r], 0.0)
+            if tma_stores:  # the last stores have read pa_s before the CTA's shared memory goes
+                T.tma_store_wait()
 
     return gdn_chunk_prep

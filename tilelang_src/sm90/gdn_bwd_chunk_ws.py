@@ -65,6 +65,10 @@ def gdn_bwd_chunk_ws_sm90(
     wa_async: bool = False,  # WA issues Q K^T before forming Gamma, and dP K with dO S0^T, each pair under one wait
     lean_waits: bool = False,  # drop WA's waits on vd_read and bar_kg, which its wait on dp_read implies
     dkk_in_wk: bool = False,  # WA hands dL to WK, which forms dKK K and dKK^T K and dbeta's second part (no K K^T)
+    # dv of a full chunk stored by TMA from dVd's buffer (waited for before WK writes the next dVd there) instead of
+    # WK's 16-byte element stores beside its shared-memory work (docs/fwd_profile.md's rule). Lowered and compiled,
+    # not yet run on a GPU: off
+    tma_dv: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -117,6 +121,21 @@ def gdn_bwd_chunk_ws_sm90(
                 gr = g_s[st, r]
                 gc = g_s[st, c]
                 x[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * x[r, c]
+
+    @T.macro
+    def store_dv(src, dst, t0, hv, n_valid, n_store, full):
+        """dst[t0 + r, hv, :] <- src[r, :] for the chunk's rows (zeros over a padding-tail slot's): with tma_dv one
+        TMA store for a full chunk (not waited for here), else 16-byte element stores"""
+        if tma_dv:
+            # every writer's fence before the barrier TileLang puts ahead of the store (a fence inside `if full` came
+            # after that barrier: the elected thread could issue the TMA before the other threads' fences)
+            T.fence_proxy_async()
+            if full:
+                T.tma_copy(src, dst[t0:t0 + BT, hv, 0:V])
+            else:
+                store_chunk_rows(src, dst, t0, hv, n_valid, n_store, BT, V, dtype)
+        else:
+            store_chunk_rows(src, dst, t0, hv, n_valid, n_store, BT, V, dtype)
 
     @T.prim_func
     def gdn_bwd_chunk_ws(
@@ -489,6 +508,8 @@ def gdn_bwd_chunk_ws_sm90(
                     T.gemm(pg_s, do_s, acc_k, transpose_A=True)
                     T.barrier_arrive(do_free[0])
                     T.barrier_wait(dvd_read[0], (jv + 1) % 2)
+                    if tma_dv:  # the previous v-head's dv store has read the buffer
+                        T.tma_store_wait()
                     T.copy(acc_k, dvd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dvd[0])
@@ -558,7 +579,7 @@ def gdn_bwd_chunk_ws_sm90(
                     # ---- dv stored through dVd's buffer (WA's dAb has read it)
                     T.barrier_wait(dvd_read[0], ph)
                     T.copy(dv_r, dvd_s)
-                    store_chunk_rows(dvd_s, dv, t0, hv, n_valid, n_store, BT, V, dtype)
+                    store_dv(dvd_s, dv, t0, hv, n_valid, n_store, full)
 
                     # ---- dK += dKs K
                     T.barrier_wait(bar_dks[0], ph)
@@ -587,6 +608,8 @@ def gdn_bwd_chunk_ws_sm90(
                         T.gemm(dp_s, k_s, dkf)
                         T.barrier_arrive(dks_read[0])
 
+                if tma_dv:  # the last dv store has read dVd's buffer before the CTA's shared memory goes
+                    T.tma_store_wait()
                 T.barrier_arrive(fin[0])
                 T.barrier_wait(fin[0], 0)
                 T.copy(dkf, k_s)

@@ -43,6 +43,9 @@ def gdn_bwd_dh_sm90(
     # kernel config
     BT: int = 64,
     BV: int = 64,
+    # the storer warp stores dS~ to dh by TMA from its shared tile (waited for until it has read it) instead of 16-byte
+    # element stores (docs/fwd_profile.md's rule). Lowered and compiled, not yet run on a GPU: off
+    tma_dh: bool = False,
 ):
     assert V % BV == 0
     NV = V // BV
@@ -56,6 +59,17 @@ def gdn_bwd_dh_sm90(
     NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
     NROWS = T.dynamic("num_range_rows")
     accum = "float32"
+
+    @T.macro
+    def store_ds(src, buf, dst, slot, hv, v0):
+        """dst[slot, hv, :, v0:v0 + BV] <- src[buf] (dS~, [K, BV]): by TMA (waited for until it has read the tile), or
+        by element stores"""
+        if tma_dh:
+            T.tma_copy(src[buf, :, :], dst[slot, hv, 0:K, v0:v0 + BV])
+            T.tma_store_wait()
+        else:
+            for a, b in T.Parallel(K, BV):
+                dst[slot, hv, a, v0 + b] = src[buf, a, b]
 
     @T.prim_func
     def gdn_bwd_dh(
@@ -260,8 +274,7 @@ def gdn_bwd_dh_sm90(
                         c = c_first + n_iter - 1 - i
                         T.barrier_wait(bar_st[i % 2], (i // 2) % 2)
                         if warmup == 0:
-                            for a, b in T.Parallel(K, BV):
-                                dh[first_slot + c, hv, a, v0 + b] = ds_s[i % 2, a, b]
+                            store_ds(ds_s, i % 2, dh, first_slot + c, hv, v0)
                         T.barrier_arrive(ds_free[i % 2])
 
     return gdn_bwd_dh

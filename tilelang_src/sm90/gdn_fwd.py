@@ -49,6 +49,10 @@ def gdn_fwd_sm90(
     BT: int = 64,
     BV: int = 64,
     stage_o: bool = False,  # o through shared memory: by the storer warp at BV = 64, by TMA from W's stage at 128
+    # the storer warp stores S~ to h (the backward's recompute, save_chunk_states) by TMA from its shared tile instead
+    # of 16-byte element stores (fwd_profile.md's rule: off the load/store pipe the other warpgroups' shared-memory
+    # work uses). Lowered and compiled, not yet run on a GPU: off
+    tma_h: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
@@ -107,6 +111,17 @@ def gdn_fwd_sm90(
             T.tma_store_wait()
         else:
             store_frag_rows(src, dst, t0, seq_end, hv, v0)
+
+    @T.macro
+    def store_state(src, buf, dst, slot, hv, v0):
+        """dst[slot, hv, :, v0:v0 + BV] <- src[buf] (S~, [K, BV]): by TMA (waited for until it has read the tile), or
+        by element stores"""
+        if tma_h:
+            T.tma_copy(src[buf, :, :], dst[slot, hv, 0:K, v0:v0 + BV])
+            T.tma_store_wait()
+        else:
+            for a, c in T.Parallel(K, BV):
+                dst[slot, hv, a, v0 + c] = src[buf, a, c]
 
     @T.prim_func
     def gdn_fwd(
@@ -368,8 +383,7 @@ def gdn_fwd_sm90(
                     for i in T.serial(n_iter):
                         T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                         if store_h != 0 and warmup == 0:
-                            for a, c in T.Parallel(K, BV):
-                                h[first_slot + c_first + i, hv, a, v0 + c] = st_s[i % NST, a, c]
+                            store_state(st_s, i % NST, h, first_slot + c_first + i, hv, v0)
                         T.barrier_arrive(st_free[i % NST])
                         if STAGE_O and emit_o:
                             T.barrier_wait(o_full[0], i % 2)
