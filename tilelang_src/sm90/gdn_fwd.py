@@ -19,10 +19,10 @@ element copies for a partial chunk; q and Z only when o is stored) and a storer 
 (per chunk slot) for the backward. W is double-buffered; at BV = 64 also S~ and X, so that WG2 and the
 storer never hold up the chain, and O goes through shared memory to the storer warp, which stores it in
 16-byte row pieces (stage_o); at BV = 128 (one CTA per head, where the heads fill the SMs) there is room
-for one S~ and one X buffer only, and WG2 stores O from registers, or with stage_o (full chunks) by TMA from its own
-chunk's W stage once WG0 has read W. Element-wise work reads and writes
-shared memory in separate loops (a loop doing both got a barrier per iteration from TileLang), and the
-buffers read in the accumulator layout are swizzled (docs/fwd_profile.md, last section).
+for one S~ and one X buffer only, and WG2 stores O from registers, or with stage_o (full chunks) by TMA
+from its own chunk's W stage once WG0 has read W. Element-wise work reads and writes shared memory in
+separate loops (a loop doing both got a barrier per iteration from TileLang), and the buffers read in the
+accumulator layout are swizzled (docs/fwd_profile.md).
 
 The warm-up pass (`warmup` = 1, docs "Context parallelism") reuses this kernel: the first
 half of the CTAs runs the warm-up chunks of each segment from S = 0 and stores the end state
@@ -64,8 +64,8 @@ def gdn_fwd_sm90(
     # WG0 has read (X^T W: WG0 then arrives on w_read, which WG2 waits for), and one thread of WG2 stores it by TMA;
     # WG2 frees the stage (w_free, WG2's alone here) once the TMA has read it, or at once without o: WG1 waits on
     # w_read for X's buffer (chunk i - 1's, which implies that WG0 has read chunk i - 2's W too) and on w_free for
-    # W's stage. (Stored from W's stage by the storer warp in 16-byte row pieces, or through q's
-    # ring stage, it was slower than from registers: benchmarks/results/H200_fwd_stage_o128.md)
+    # W's stage. (Stored from W's stage by the storer warp in 16-byte row pieces, or through q's ring stage, it was
+    # slower than from registers: benchmarks/results/H200_fwd_stage_o128.md)
     STAGE_OW = stage_o and BV == 128
     O_STAGE = (BT, BV) if STAGE_O else (8, 8)  # o_s: a stub when o is stored from registers or through W's stage
     # registers per thread of WG2 and of the producer warps (with 160 for WG0 and WG1: 512 in all); the storer
