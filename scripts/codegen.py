@@ -11,7 +11,8 @@ For every row of tilelang_src/variants.py whose arch is requested it
      shared memory limit, call() encodes TMA descriptors on the host and launches),
   4. checks that every global-memory offset is computed in 64-bit integers (scripts/index_audit.py;
      a 32-bit one fails the build), that a warp-specialized kernel's setmaxnreg values fit its launch
-     registers (scripts/register_pool_audit.py; a split over the pool hangs, so it fails the build) and
+     registers (scripts/register_pool_audit.py; a split over the pool hangs, so it fails the build), that every
+     TMA store follows a fenced barrier or an mbarrier wait (scripts/tma_store_audit.py; fails the build) and
      lists barriers inside unrolled loops (scripts/loop_barrier_audit.py; a warning),
   5. rewrites that wrapper (every rewrite must match exactly once, so a TileLang upgrade
      that changes the text fails here, loudly) and appends one exported C launcher
@@ -47,6 +48,7 @@ from pathlib import Path
 from index_audit import audit  # noqa: E402
 from loop_barrier_audit import loop_barriers  # noqa: E402
 from register_pool_audit import register_pool  # noqa: E402
+from tma_store_audit import tma_store_violations  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tilelang_src"
@@ -134,6 +136,11 @@ def _lower_one(index: int) -> dict:
     pool = register_pool(art.kernel_source)
     if pool["violation"]:
         raise RuntimeError(f"{symbol}: {pool['violation']}")
+    # every TMA store after a fenced barrier or an mbarrier wait (scripts/tma_store_audit.py): a store that may read
+    # a tile before its writers' fences is a race, so it fails the build
+    unfenced = tma_store_violations(art.kernel_source)
+    if unfenced:
+        raise RuntimeError(f"{symbol}: " + "; ".join(unfenced))
 
     code = _sub_once(r'extern "C" TL_EXPORT const char\* get_last_error\(\)', "static const char* get_last_error()",
                      code, "get_last_error")
