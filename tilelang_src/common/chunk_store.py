@@ -14,3 +14,16 @@ def store_chunk_rows(src, dst, t0, head, n_valid, n_store, BT, width, dtype):
     for r, c in T.Parallel(BT, width):
         if r < n_store:
             dst[t0 + r, head, c] = T.if_then_else(r < n_valid, src[r, c], T.cast(0, dtype))
+
+
+@T.macro
+def store_state_tile(src, buf, dst, slot, head, col0, rows, width, tma):
+    """dst[slot, head, :, col0:col0 + width] <- src[buf] (a [rows, width] state tile in shared memory, e.g. S~ or
+    dS~ of a chunk): by one TMA store when `tma` (trace time; waited for until it has read the tile, so the caller
+    may release the buffer next; the tile's writers fenced before handing it over), else by element stores."""
+    if tma:
+        T.tma_copy(src[buf, :, :], dst[slot, head, 0:rows, col0:col0 + width])
+        T.tma_store_wait()
+    else:
+        for a, c in T.Parallel(rows, width):
+            dst[slot, head, a, col0 + c] = src[buf, a, c]

@@ -30,6 +30,7 @@ import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
 
 from common.chunk_load import load_gate_beta, load_rows
+from common.chunk_store import store_state_tile
 from common.segments import end_state, segment_row, start_state
 
 LOG2E = 1.4426950408889634
@@ -59,17 +60,6 @@ def gdn_bwd_dh_sm90(
     NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
     NROWS = T.dynamic("num_range_rows")
     accum = "float32"
-
-    @T.macro
-    def store_ds(src, buf, dst, slot, hv, v0):
-        """dst[slot, hv, :, v0:v0 + BV] <- src[buf] (dS~, [K, BV]): by TMA (waited for until it has read the tile), or
-        by element stores"""
-        if tma_dh:
-            T.tma_copy(src[buf, :, :], dst[slot, hv, 0:K, v0:v0 + BV])
-            T.tma_store_wait()
-        else:
-            for a, b in T.Parallel(K, BV):
-                dst[slot, hv, a, v0 + b] = src[buf, a, b]
 
     @T.prim_func
     def gdn_bwd_dh(
@@ -274,7 +264,7 @@ def gdn_bwd_dh_sm90(
                         c = c_first + n_iter - 1 - i
                         T.barrier_wait(bar_st[i % 2], (i // 2) % 2)
                         if warmup == 0:
-                            store_ds(ds_s, i % 2, dh, first_slot + c, hv, v0)
+                            store_state_tile(ds_s, i % 2, dh, first_slot + c, hv, v0, K, BV, tma_dh)
                         T.barrier_arrive(ds_free[i % 2])
 
     return gdn_bwd_dh

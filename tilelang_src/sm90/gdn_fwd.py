@@ -35,6 +35,7 @@ import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
 
 from common.chunk_load import load_gate_beta, load_rows
+from common.chunk_store import store_state_tile
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
@@ -111,17 +112,6 @@ def gdn_fwd_sm90(
             T.tma_store_wait()
         else:
             store_frag_rows(src, dst, t0, seq_end, hv, v0)
-
-    @T.macro
-    def store_state(src, buf, dst, slot, hv, v0):
-        """dst[slot, hv, :, v0:v0 + BV] <- src[buf] (S~, [K, BV]): by TMA (waited for until it has read the tile), or
-        by element stores"""
-        if tma_h:
-            T.tma_copy(src[buf, :, :], dst[slot, hv, 0:K, v0:v0 + BV])
-            T.tma_store_wait()
-        else:
-            for a, c in T.Parallel(K, BV):
-                dst[slot, hv, a, v0 + c] = src[buf, a, c]
 
     @T.prim_func
     def gdn_fwd(
@@ -383,7 +373,7 @@ def gdn_fwd_sm90(
                     for i in T.serial(n_iter):
                         T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                         if store_h != 0 and warmup == 0:
-                            store_state(st_s, i % NST, h, first_slot + c_first + i, hv, v0)
+                            store_state_tile(st_s, i % NST, h, first_slot + c_first + i, hv, v0, K, BV, tma_h)
                         T.barrier_arrive(st_free[i % NST])
                         if STAGE_O and emit_o:
                             T.barrier_wait(o_full[0], i % 2)
