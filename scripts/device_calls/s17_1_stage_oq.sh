@@ -16,31 +16,4 @@ PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 120 python3 benchmarks/ablate.p
   --variants cur --heads 2,8 16,64 --tokens 32768 > "$OUT/ablate_prep.log" 2>&1
 echo "ablate rc=$?" >> "$OUT/ablate_prep.log"
 grep -h "^prep\|rc=" "$OUT/ablate_prep.log" | cut -c1-150
-t0=$(date +%s)
-PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 200 python3 -m pytest tests -q -rfs -p no:cacheprovider --timeout 120 \
-  -m "not edge" > "$OUT/pytest.log" 2>&1
-echo "pytest rc=$? $(( $(date +%s) - t0 )) s" >> "$OUT/pytest.log"
-grep -h "^FAILED" "$OUT/pytest.log" | head; tail -2 "$OUT/pytest.log"
-for bv in auto 64 128; do
-  if [ $bv = auto ]; then unset FLASHQLA_FWD_BLOCK_V; else export FLASHQLA_FWD_BLOCK_V=$bv; fi
-  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 60 python3 benchmarks/bench_gdn.py --mode fwd --libs flashqla \
-    --heads 2,8 16,32 16,64 --mixes 1x8192 1x32768 8192x4 4096x8 2048x16 --md "$OUT/fwd_bv_$bv.md" \
-    --json "$OUT/fwd_bv_$bv.json" > "$OUT/fwd_bv_$bv.log" 2>&1
-  echo "bench bv=$bv rc=$?"
-done
-unset FLASHQLA_FWD_BLOCK_V
-python3 - "$OUT" <<'PY'
-import json, sys
-out, rows = sys.argv[1], {}
-for bv in ("auto", "64", "128"):
-    try:
-        d = json.load(open(f"{out}/fwd_bv_{bv}.json"))
-    except Exception as e:  # noqa: BLE001
-        print(bv, "no json", e)
-        continue
-    for r in d["rows"]:
-        rows.setdefault((r["h_qk"], r["h_v"], r["seqlens"]), {})[bv] = r["ms"].get("flashqla")
-print("(h_qk, h_v) mix: ms at auto / 64 / 128")
-for k, v in rows.items():
-    print(k, " ".join(f"{v.get(b, float('nan')):.3f}" for b in ("auto", "64", "128")))
-PY
+bash scripts/device_calls/suite_fwd_widths.sh

@@ -1,21 +1,9 @@
 #!/usr/bin/env bash
-# One GPU: o through W's stage at BV = 128 (stage_o; through q's ring stage, s17_1, it was slower): the fused
-# forward's kernels side by side (ablate.py, JIT: BV = 64 staged, BV = 128 from registers, BV = 128 through W's
-# stage; with o, and without o storing h as the backward's state recompute does), the GPU suite on the wheel (BV = 128
-# through W's stage), and the whole forward by width (flashqla only: automatic, 64, 128).
+# The GPU suite (-m "not edge") on the installed wheel (/tmp/site), then the whole forward by V-slice width (flashqla
+# only: automatic, 64, 128; bench_gdn.py at (2, 8), (16, 32), (16, 64) x five mixes) and its table. Called by the
+# s17_* scripts after their own steps.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
-echo "wheel commit: $(PYTHONPATH=/tmp/site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
-mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
-PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/ablate.py --kernels fwd_so fwd128 fwd128o \
-  --variants cur --heads 2,8 16,64 32,128 > "$OUT/ablate_fwd.log" 2>&1
-echo "ablate rc=$?" >> "$OUT/ablate_fwd.log"
-grep -h "^fwd\|rc=" "$OUT/ablate_fwd.log" | cut -c1-120
-PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 90 python3 benchmarks/ablate.py --kernels fwd128 fwd128o \
-  --variants cur --heads 2,8 16,64 32,128 --no-o --store-h > "$OUT/ablate_fwd_h.log" 2>&1
-echo "ablate rc=$?" >> "$OUT/ablate_fwd_h.log"
-grep -h "^fwd\|rc=" "$OUT/ablate_fwd_h.log" | cut -c1-120
 t0=$(date +%s)
 PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 200 python3 -m pytest tests -q -rfs -p no:cacheprovider --timeout 120 \
   -m "not edge" > "$OUT/pytest.log" 2>&1
