@@ -11,7 +11,6 @@ chosen when the graph is captured); inputs as there.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ import torch
 import flashqla
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ab_timing import ab_cells  # noqa: E402
+from ab_timing import ab_args, ab_cells, print_header  # noqa: E402
 from bench_gdn import _training_step, make_inputs  # noqa: E402
 from shapes import parse_lengths  # noqa: E402
 
@@ -55,16 +54,8 @@ def same_outputs(x) -> bool:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--heads", nargs="+", default=["2,8", "16,32", "16,64"])
-    ap.add_argument("--mixes", nargs="+", default=["1x8192", "1x32768", "8192x4"])
-    ap.add_argument("--calls", type=int, default=5)
-    ap.add_argument("--reps", type=int, default=7)
-    args = ap.parse_args()
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, flashqla "
-          f"{flashqla.build_manifest().get('source_commit')}; ms, one v-head per CTA / grouped / ratio")
-    print("| (h_qk, h_v) | seqlens | " + " | ".join(f"{m} one | {m} grouped | x" for m in MODES) + " | outputs |")
-    print("|---|---|" + "---|---|---|" * len(MODES) + "---|")
+    args = ab_args(__doc__, ["2,8", "16,32", "16,64"], ["1x8192", "1x32768", "8192x4"])
+    print_header(MODES, ("one v-head per CTA", "one"), ("grouped", "grouped"), "outputs")
     bad = 0
     for h in args.heads:
         hqk, hv = (int(v) for v in h.split(","))

@@ -10,7 +10,6 @@ Timing as bench_gdn.py (CUDA-graph replay, median of --reps; the better of two a
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ import torch
 import flashqla
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ab_timing import ab_cells  # noqa: E402
+from ab_timing import ab_args, ab_cells, print_header  # noqa: E402
 from bench_gdn import _training_step, make_inputs  # noqa: E402
 from shapes import parse_lengths  # noqa: E402
 
@@ -57,16 +56,8 @@ def runner(x, mode):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--heads", nargs="+", default=["2,8", "16,32"])
-    ap.add_argument("--mixes", nargs="+", default=["1x8192", "1x32768"])
-    ap.add_argument("--calls", type=int, default=5)
-    ap.add_argument("--reps", type=int, default=7)
-    args = ap.parse_args()
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, flashqla "
-          f"{flashqla.build_manifest().get('source_commit')}; ms, one stream / side streams / ratio")
-    print("| (h_qk, h_v) | seqlens | " + " | ".join(f"{m} one | {m} side | x" for m in MODES) + " | results |")
-    print("|---|---|" + "---|---|---|" * len(MODES) + "---|")
+    args = ab_args(__doc__, ["2,8", "16,32"], ["1x8192", "1x32768"])
+    print_header(MODES, ("one stream", "one"), ("side streams", "side"), "results")
     bad = 0
     for h in args.heads:
         hqk, hv = (int(v) for v in h.split(","))
