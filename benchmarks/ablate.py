@@ -257,6 +257,9 @@ def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     return args, n_chunks, "dh0"
 
 
+# the chunk prep's parameters in the sm90 family (tilelang_src/variants.py)
+PREP_PARAMS = dict(dtype="bfloat16", K=128, BT=64, tma_stores=True)
+
 SPECS = {
     "fwd": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                 params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=FWD_FIX,
@@ -277,8 +280,8 @@ SPECS = {
     "fwd128t": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True), fix=[], last_param="",
                     ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
-    # the storer warp's h (S~) by TMA (tma_h, off; with --no-o --store-h, as in the backward's recompute), at BV = 64
-    # (o staged) and at BV = 128 (o by TMA)
+    # the storer warp's h (S~) by TMA (tma_h, the sm90 family's default since the eighteenth session; with --no-o
+    # --store-h, as in the backward's recompute), at BV = 64 (o staged) and at BV = 128 (o by TMA)
     "fwd_soth": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True), fix=[],
                      last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
@@ -286,27 +289,27 @@ SPECS = {
                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True), fix=[],
                      last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
-    # vpc); variant `base` is the kernel file of --base-dir (another commit's prep, e.g. the per-v-head one of
-    # ebdf7e6, which ignores vpc)
+    # vpc), with the sm90 family's parameters (A and Z by TMA); variant `base` is the kernel file of --base-dir
+    # (another commit's prep, e.g. the per-v-head one of ebdf7e6, which ignores vpc)
     "prep": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
-                 params=dict(dtype="bfloat16", K=128, BT=64), fix=PREP_FIX,
+                 params=dict(PREP_PARAMS), fix=PREP_FIX,
                  last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREP_ABLATIONS,
                  inputs=prep_inputs, combos=[1 | 2 | 4, 1 | 2 | 4 | 8], unit="us/launch", vpc=4),
     # the same at up to 1, 2 or 3 v-heads per CTA
     **{f"prep{vpc}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
-                          params=dict(dtype="bfloat16", K=128, BT=64), fix=[], last_param="", ablations={},
+                          params=dict(PREP_PARAMS), fix=[], last_param="", ablations={},
                           combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=vpc)
        for vpc in (1, 2, 3)},
-    # its options against the defaults (3 CTAs per SM, Pg and Ag in one loop, the level-2 merge on tensor cores):
-    # the level-2 merge by FMAs ("n"); that and 4 CTAs per SM (128 registers) and Pg and Ag in two loops ("c6":
-    # the first grouped kernel, c6f644c); the level-1 merge on tensor cores too ("l1": 3-4% slower); A and Z stored by
-    # TMA ("t", not yet run)
+    # its options against the defaults (3 CTAs per SM, Pg and Ag in one loop, the level-2 merge on tensor cores, A and
+    # Z by TMA): the level-2 merge by FMAs ("n"); that and 4 CTAs per SM (128 registers) and Pg and Ag in two loops
+    # ("c6": the first grouped kernel, c6f644c); the level-1 merge on tensor cores too ("l1": 3-4% slower); A and Z by
+    # element stores ("e": the default before the eighteenth session, 5-12% slower)
     **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
-                           params=dict(dtype="bfloat16", K=128, BT=64, **extra), fix=[], last_param="",
+                           params=dict(PREP_PARAMS, **extra), fix=[], last_param="",
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
        for tag, extra in {"n": dict(tc_level2=False),
                           "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False),
-                          "l1": dict(tc_level1=True), "t": dict(tma_stores=True)}.items()},
+                          "l1": dict(tc_level1=True), "e": dict(tma_stores=False)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
@@ -330,7 +333,7 @@ SPECS = {
     "bwddh": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=[], last_param="", ablations={},
                   combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),
-    # dS~ stored to dh by TMA (tma_dh, off, not yet run)
+    # dS~ stored to dh by TMA (tma_dh, the sm90 family's default since the eighteenth session)
     "bwddht": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, tma_dh=True), fix=[], last_param="",
                    ablations={}, combos=[], inputs=bwd_dh_inputs, unit="us/chunk", variants=["cur"]),
@@ -342,7 +345,7 @@ SPECS = {
 # before one reduction) and all four off (7fa5060's kernel); WA's GEMMs issued ahead of work that does not need
 # them (wa_async, off by default); WA's two redundant waits dropped (lean_waits, off by default); dL handed to WK,
 # which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24); dv stored
-# by TMA (tma_dv, off by default, not yet run)
+# by TMA (tma_dv, off by default: no faster, eighteenth session)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),

@@ -80,8 +80,19 @@ _SM90_PROGRAMS = {
     "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90", dict(K=128, V=128, BT=64), ()),
 }
 PROGRAMS = {
-    # the chunk gradient warp specialized (three warpgroups, setmaxnreg: wgmma-only)
+    # the chunk gradient warp specialized (three warpgroups, setmaxnreg: wgmma-only); tiles stored beside shared-memory
+    # work go by TMA (docs/fwd_profile.md's rule): the prep's A and Z, the forward storer's h, the state gradient's dh.
+    # H200, ablate.py, same outputs bit for bit (benchmarks/results/H200_tma_stores.md): prep 624.5 -> 590.9 us at
+    # (16, 64) 32768 tokens, 103.8 -> 91.7 at (2, 8); forward storing h 2.26 -> 2.05 us per chunk at BV = 128 (16, 64),
+    # 1.41 -> 1.30 at BV = 64 (2, 8); state gradient 2.19 -> 2.11 at (2, 8). Only measured on sm90: the other
+    # families keep element stores
     "sm90": {**_SM90_PROGRAMS,
+             "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90",
+                                dict(K=128, BT=64, VPC_MAX=4, tma_stores=True), ()),
+             "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
+                         (("bv", 64),)),
+             "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),
+                            (("bv", 64),)),
              "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
                                dict(K=128, V=128, BT=64), ())},
     # the sm90 programs; the chunk gradient without batched reductions (TileLang 0.1.15 leaves the batch's
@@ -124,8 +135,8 @@ HELPER_PROGRAMS = {
 EXTRA_PROGRAMS = {
     # the fused forward with a 128-wide V slice (one CTA per head and segment), chosen per call where the
     # heads and sequences fill the SMs (plan_fwd, csrc/ops/segment_plan.cpp; FLASHQLA_FWD_BLOCK_V forces it); o of a
-    # full chunk stored by TMA from W's stage (stage_o)
-    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True),
+    # full chunk stored by TMA from W's stage (stage_o), h by TMA (tma_h)
+    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True),
               (("bv", 128),))],
 }
 

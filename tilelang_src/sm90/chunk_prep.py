@@ -56,11 +56,12 @@ def gdn_chunk_prep_sm90(
     tc_level2: bool = True,
     # the level-1 merge's products (two 16x16x16 per 32-block) as one 32x32x32 TF32 GEMM each over block-diagonal
     # operands (K K^T's blocks once per CTA, the diagonal inverses copied there by the solve; 13.8 KB more shared
-    # memory). Lowered and compiled, not yet run on a GPU: off
+    # memory). H200: 3-4% slower (benchmarks/results/H200_fwd_stage_o128.md): off
     tc_level1: bool = False,
     # A and Z of a full chunk stored by TMA from pa_s (waited for before the next v-head writes pa_s) instead of
-    # 16-byte element stores (docs/fwd_profile.md's rule; the stores were 83 of 780 us at (16, 64)). Lowered and
-    # compiled, not yet run on a GPU: off
+    # 16-byte element stores (docs/fwd_profile.md's rule; the stores were 83 of 780 us at (16, 64)). H200 (ablate.py,
+    # 32768 tokens, outputs bitwise equal): 624.5 -> 590.9 us at (16, 64), 103.8 -> 91.7 at (2, 8). On in variants.py
+    # for the sm90 family
     tma_stores: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"

@@ -45,7 +45,8 @@ def gdn_bwd_dh_sm90(
     BT: int = 64,
     BV: int = 64,
     # the storer warp stores dS~ to dh by TMA from its shared tile (waited for until it has read it) instead of 16-byte
-    # element stores (docs/fwd_profile.md's rule). Lowered and compiled, not yet run on a GPU: off
+    # element stores (docs/fwd_profile.md's rule). H200 (ablate.py): 2.19 -> 2.11 us per chunk at (2, 8), 2.26 -> 2.21
+    # at (16, 64). On in variants.py for the sm90 family
     tma_dh: bool = False,
 ):
     assert V % BV == 0

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One GPU, HEAD's wheel (27ea851: the seventeenth session's off options): the edge stage, compute-sanitizer of the
+# forward with the 128-wide TMA-store kernel forced (FLASHQLA_FWD_BLOCK_V=128), then the TMA-store options against
+# the defaults in ablate.py (chunk gradient's dv, forward storer's h, state gradient's dh, the prep's A and Z).
+# (ablate.py then: spec prep4t was the prep with TMA stores; since the eighteenth session that is spec prep, and prep4e
+# the element stores)
+set -uo pipefail
+OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
+echo "wheel commit: $(PYTHONPATH=/tmp/site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
+t0=$(date +%s)
+PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 120 python3 -m pytest tests -q -rfs -p no:cacheprovider --timeout 100 \
+  -m edge > "$OUT/pytest_edge.log" 2>&1
+echo "edge pytest rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED" "$OUT/pytest_edge.log" | head; tail -1 "$OUT/pytest_edge.log"
+mkdir -p /tmp/san128
+FLASHQLA_FWD_BLOCK_V=128 PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="racecheck synccheck memcheck" \
+  FQ_SANITIZER_ARGS="--kernel-name kns=gdn_fwd" FQ_SANITIZE_TOOL_TIMEOUT=100 bash scripts/sanitize.sh /tmp/san128
+mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+ab() {  # name, timeout, ablate args...
+  local name=$1 lim=$2; shift 2
+  PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout "$lim" python3 benchmarks/ablate.py --variants cur "$@" \
+    > "$OUT/ablate_$name.log" 2>&1
+  echo "== $name rc=$?"; grep -A40 "^kernel " "$OUT/ablate_$name.log" | cut -c1-130; tail -2 "$OUT/ablate_$name.log"
+}
+ab bwdc 110 --kernels bwdcws bwdcwst --heads 2,8 16,32 16,64
+ab fwdh 80 --kernels fwd_so fwd_soth fwd128t fwd128th --no-o --store-h --heads 2,8 16,64 32,128
+ab dh 70 --kernels bwddh bwddht --heads 2,8 16,64
+ab prep 80 --kernels prep prep4t --tokens 32768 --heads 2,8 16,64
