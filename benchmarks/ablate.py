@@ -68,7 +68,7 @@ PREP_ABLATIONS = {
     2: ("level-1 merge", "                # ---- level 1", "                # ---- level 2"),
     4: ("level-2 merge", "                # ---- level 2", "                # ---- Z = Pg Ag"),
     8: ("Pg, Ag, Z, A", "                # ---- Z = Pg Ag", "                # ---- masked stores"),
-    16: ("stores", "                # ---- masked stores", "\n    return gdn_chunk_prep"),
+    16: ("stores", "                # ---- masked stores", "            if tma_stores:  # the last stores have read"),
     32: ("M: K K^T, Q K^T", "            # ---- M: Q K^T", "            tx = T.get_thread_binding()"),
     64: ("loads", "            # ---- loads, zero-filled", "            # ---- M: Q K^T"),
 }
@@ -87,6 +87,8 @@ def guard_all(src: str, ablations: dict) -> str:
     for a, b, bit in reversed(spans):
         block = src[a:b]
         indent = block[:len(block) - len(block.lstrip(" "))]
+        shallow = [line for line in block.split("\n") if line.strip() and not line.startswith(indent)]
+        assert not shallow, f"bit {bit}'s block leaves its indentation (move its end marker): {shallow[0]!r}"
         body = "".join(indent + "    " + line[len(indent):] + "\n" if line.strip() else "\n"
                        for line in block.rstrip("\n").split("\n"))
         src = src[:a] + f"{indent}if (ablate // {bit}) % 2 == 0:\n" + body + src[b:]
