@@ -44,8 +44,9 @@ def gdn_chunk_prep_sm90(
     BT: int = 64,
     VPC_MAX: int = 4,  # v-heads per CTA at most (their gates are loaded at the start)
     threads: int = 128,
-    # CTAs per SM that nvcc must leave registers for: 3 (at most 170 registers per thread; 159 taken); at 4 (128)
-    # nvcc spilled, and it took 175 without a bound
+    # CTAs per SM that nvcc must leave registers for: 3 (at most 170 registers per thread; 162 taken); at 4 (128)
+    # c6f644c's kernel spilled, and it took 175 without a bound. With tma_stores 4 fit in 128 without spills (nvcc
+    # 13.0) and the prep is 2-4% faster on the H200 (benchmarks/results/H200_tma_stores.md): the sm90 family's choice
     min_blocks: int = 3,
     # Pg and Ag formed in one loop (Gamma evaluated once, Ag in qk's registers). H200, 32768 tokens, vpc = 4:
     # 746 -> 715 us at (16, 64), 393 -> 377 at (8, 32) with min_blocks = 3; either alone gained nothing
