@@ -312,7 +312,8 @@ SPECS = {
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
        for tag, extra in {"n": dict(tc_level2=False),
                           "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False, tma_stores=False),
-                          "l1": dict(tc_level1=True), "e": dict(tma_stores=False, min_blocks=3), "m3": dict(min_blocks=3)}.items()},
+                          "l1": dict(tc_level1=True), "e": dict(tma_stores=False, min_blocks=3),
+                          "m3": dict(min_blocks=3)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
