@@ -64,8 +64,15 @@ def gdn_chunk_prep_sm90(
     # 32768 tokens, outputs bitwise equal): 624.5 -> 590.9 us at (16, 64), 103.8 -> 91.7 at (2, 8). On in variants.py
     # for the sm90 family
     tma_stores: bool = False,
+    # Z = Pg Ag with Pg from registers (an RS wgmma: Pg converted to the q dtype in a fragment, never written to shared
+    # memory) and A formed while the tensor cores form Z (the wgmma issued, not waited for, before A's loop): two of
+    # the Pg / Ag / Z / A piece's shared-memory passes and its serial wgmma wait off the v-head's chain (that piece was
+    # 178 of 580 us at (16, 64), benchmarks/results/H200_tma_stores.md). Needs pg_ag_one_loop. Lowered and compiled,
+    # not yet run on a GPU: off
+    z_rs: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
+    assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -148,6 +155,8 @@ def gdn_chunk_prep_sm90(
                 dlo_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
                 dhi_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
+            if z_rs:
+                pg_frag = T.alloc_fragment((BT, BT), dtype)  # Pg in the q dtype: the Z wgmma's A operand
 
             # ---- loads, zero-filled past the chunk's valid rows (and past the CTA's v-heads): q and k together.
             # The gates first: TileLang's shared-memory planner places buffers in the order of their first use, and
@@ -267,7 +276,10 @@ def gdn_chunk_prep_sm90(
                         a_beta = inv_s[r, c] * b_s[c]
                         kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
                         qk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
-                    T.copy(kk, pa_s[0, :, :])
+                    if z_rs:
+                        T.copy(kk, pg_frag)
+                    else:
+                        T.copy(kk, pa_s[0, :, :])
                     T.copy(qk, pa_s[1, :, :])
                 else:
                     for r, c in T.Parallel(BT, BT):
@@ -280,12 +292,26 @@ def gdn_chunk_prep_sm90(
                         a_beta = inv_s[r, c] * b_s[c]
                         kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
                     T.copy(kk, pa_s[1, :, :])
-                T.gemm(pa_s[0, :, :], pa_s[1, :, :], kk, clear_accum=True)
-                T.copy(kk, pa_s[0, :, :])  # Z, through Pg's buffer (its last read was that GEMM)
-                for r, c in T.Parallel(BT, BT):
-                    a_rc = inv_s[r, c]
-                    kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
-                T.copy(kk, pa_s[1, :, :])  # A in the q dtype
+                if z_rs:
+                    T.fence_proxy_async()  # Ag's generic-proxy writes before the wgmma's async-proxy reads
+                    T.sync_threads()
+                    T.wgmma_gemm(pg_frag, pa_s[1, :, :], kk, clear_accum=True)
+                    for r, c in T.Parallel(BT, BT):  # A, while the tensor cores form Z
+                        a_rc = inv_s[r, c]
+                        qk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
+                    T.wait_wgmma(0)
+                    # the accumulator's reads stay after the wait (nvcc may not move them above it)
+                    T.warpgroup_fence_operand(kk, num_regs=BT * BT // threads)
+                    T.sync_threads()  # every warp's wgmma has read Ag before A overwrites it
+                    T.copy(kk, pa_s[0, :, :])  # Z
+                    T.copy(qk, pa_s[1, :, :])  # A in the q dtype
+                else:
+                    T.gemm(pa_s[0, :, :], pa_s[1, :, :], kk, clear_accum=True)
+                    T.copy(kk, pa_s[0, :, :])  # Z, through Pg's buffer (its last read was that GEMM)
+                    for r, c in T.Parallel(BT, BT):
+                        a_rc = inv_s[r, c]
+                        kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
+                    T.copy(kk, pa_s[1, :, :])  # A in the q dtype
 
                 # ---- masked stores: the chunk's rows, or zeros over a piece of the padding tail
                 store_az(pa_s, A, z, t0, hv, n_valid, n_store, full)
