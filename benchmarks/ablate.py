@@ -307,14 +307,16 @@ SPECS = {
     # ("c6": the first grouped kernel, c6f644c); the level-1 merge on tensor cores too ("l1": 3-4% slower); A and Z by
     # element stores ("e": the default before the eighteenth session, 5-12% slower); 3 CTAs per SM ("m3": 2-4% slower;
     # the default before the eighteenth session, when 4 made c6f644c's kernel spill); Z by an RS wgmma with A formed
-    # under it ("z": z_rs, not yet run; nvcc 13.0 spills 4 bytes at 128 registers)
+    # under it ("z": z_rs, not yet run; nvcc 13.0 spills 4 bytes at 128 registers); Q and K of a full chunk by TMA ("ld":
+    # tma_loads, not yet run); both ("zld")
     **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                            params=dict(PREP_PARAMS, **extra), fix=[], last_param="",
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
        for tag, extra in {"n": dict(tc_level2=False),
                           "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False, tma_stores=False),
                           "l1": dict(tc_level1=True), "e": dict(tma_stores=False, min_blocks=3),
-                          "m3": dict(min_blocks=3), "z": dict(z_rs=True)}.items()},
+                          "m3": dict(min_blocks=3), "z": dict(z_rs=True), "ld": dict(tma_loads=True),
+                          "zld": dict(z_rs=True, tma_loads=True)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},

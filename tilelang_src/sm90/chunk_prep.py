@@ -70,6 +70,10 @@ def gdn_chunk_prep_sm90(
     # 178 of 580 us at (16, 64), benchmarks/results/H200_tma_stores.md). Needs pg_ag_one_loop. Lowered and compiled,
     # not yet run on a GPU: off
     z_rs: bool = False,
+    # Q and K of a full chunk loaded by TMA (two 16 KB tiles on one mbarrier, issued by warp 0) instead of 16 element
+    # loads of 16 bytes per thread (the loads were 70 of 580 us at (16, 64) with 4 CTAs per SM); partial chunks as
+    # before. Lowered and compiled, not yet run on a GPU: off
+    tma_loads: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
@@ -157,6 +161,8 @@ def gdn_chunk_prep_sm90(
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
             if z_rs:
                 pg_frag = T.alloc_fragment((BT, BT), dtype)  # Pg in the q dtype: the Z wgmma's A operand
+            if tma_loads:
+                bar_qk = T.alloc_barrier(32)  # Q and K of a full chunk landed (warp 0 arrives; one phase per CTA)
 
             # ---- loads, zero-filled past the chunk's valid rows (and past the CTA's v-heads): q and k together.
             # The gates first: TileLang's shared-memory planner places buffers in the order of their first use, and
@@ -165,10 +171,17 @@ def gdn_chunk_prep_sm90(
             for u, r in T.Parallel(VPC_MAX, BT):
                 g_all[u, r] = T.if_then_else(r < n_valid and u < vpc, g[t0 + r, hv0 + u], 0.0)
                 b_all[u, r] = T.if_then_else(r < n_valid and u < vpc, beta[t0 + r, hv0 + u], 0.0)
-            for r, c in T.Parallel(BT, K):
-                k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
-            for r, c in T.Parallel(BT, K):
-                q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
+            if tma_loads and full:
+                if T.get_thread_binding() < 32:
+                    T.tma_copy(k[t0:t0 + BT, hq, 0:K], k_s, barrier=bar_qk[0], leader_scope_threads=32)
+                    T.tma_copy(q[t0:t0 + BT, hq, 0:K], q_s, barrier=bar_qk[0], leader_scope_threads=32)
+                    T.barrier_arrive(bar_qk[0])
+                T.barrier_wait(bar_qk[0], 0)
+            else:
+                for r, c in T.Parallel(BT, K):
+                    k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
+                for r, c in T.Parallel(BT, K):
+                    q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
 
             # ---- M: Q K^T on and below the diagonal, K K^T above it (the two accumulators share a layout)
             T.gemm(k_s, k_s, kk, transpose_B=True, clear_accum=True)
