@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# (Written in the eighteenth session for the next one; not yet run.) One GPU, HEAD's wheel: the chunk prep's off
+# options against the default (ablate.py, 32768 tokens, every output compared: z_rs, tma_loads, both), then the
+# training step and the forward, flashqla alone, at V-slice width automatic / 64 / 128 (FLASHQLA_FWD_BLOCK_V forces
+# the forward and the backward's recompute alike), to see whether the h-storing pass's new ratio (1.23-1.44 with
+# tma_h, against the width model's kChunkTimeBv128 = 1.75) leaves 128 faster where the model picks 64.
+set -uo pipefail
+OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
+echo "wheel commit: $(PYTHONPATH=/tmp/site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
+mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/ablate.py --kernels prep prep4z prep4ld prep4zld \
+  --variants cur --tokens 32768 --heads 2,8 16,16 16,32 16,64 > "$OUT/ablate_prep_opts.log" 2>&1
+echo "prep ablate rc=$?"; grep -A40 "^kernel " "$OUT/ablate_prep_opts.log" | cut -c1-150
+for mode in fwdbwd fwd; do
+  for bv in auto 64 128; do
+    if [ $bv = auto ]; then unset FLASHQLA_FWD_BLOCK_V; else export FLASHQLA_FWD_BLOCK_V=$bv; fi
+    PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 60 python3 benchmarks/bench_gdn.py --mode $mode --libs flashqla \
+      --heads 2,8 16,32 16,64 --mixes 1x8192 1x32768 8192x4 4096x8 --json "$OUT/w_${mode}_$bv.json" \
+      > "$OUT/w_${mode}_$bv.log" 2>&1
+    echo "$mode bv=$bv rc=$?"
+  done
+done
+unset FLASHQLA_FWD_BLOCK_V
+python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+for mode in ("fwdbwd", "fwd"):
+    rows = {}
+    for bv in ("auto", "64", "128"):
+        try:
+            d = json.load(open(f"{out}/w_{mode}_{bv}.json"))
+        except Exception as e:  # noqa: BLE001
+            print(mode, bv, "no json", e)
+            continue
+        for r in d["rows"]:
+            rows.setdefault((r["h_qk"], r["h_v"], r["seqlens"]), {})[bv] = r["ms"].get("flashqla")
+    print(f"{mode}: ms at width auto / 64 / 128")
+    for k, v in rows.items():
+        print(k, " ".join(f"{v.get(b, float('nan')):.3f}" for b in ("auto", "64", "128")))
+PY
