@@ -352,7 +352,8 @@ SPECS = {
 # before one reduction) and all four off (7fa5060's kernel); WA's GEMMs issued ahead of work that does not need
 # them (wa_async, off by default); WA's two redundant waits dropped (lean_waits, off by default); dL handed to WK,
 # which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24); dv stored
-# by TMA (tma_dv, off by default: no faster, eighteenth session)
+# by TMA (tma_dv, off by default: no faster, eighteenth session); dL's second product with A^T dA as the register
+# operand (dl_rs, off by default, not yet run)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -360,7 +361,7 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
                       "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True),
                       "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24)),
-                      "bwdcwst": dict(tma_dv=True)}.items():
+                      "bwdcwst": dict(tma_dv=True), "bwdcwsdl": dict(dl_rs=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

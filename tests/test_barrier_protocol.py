@@ -26,8 +26,11 @@ if "    lean_waits: bool = " in KERNEL:
 # dkk_in_wk moves dL's consumers (and a dbeta term) from WA to WK
 if "    dkk_in_wk: bool = " in KERNEL:
     FLAG_SETS += [{"dkk_in_wk": True}, {"dkk_in_wk": True, "u_in_wk": False}]
+# dl_rs moves WA's wait on WK's read of Ag a v-head later (before its next write of Ag)
+if "    dl_rs: bool = " in KERNEL:
+    FLAG_SETS += [{"dl_rs": True}, {"dl_rs": True, "u_in_wk": False}]
 # and every option that moves shared-memory accesses at once
-OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits", "dkk_in_wk")
+OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits", "dkk_in_wk", "dl_rs")
 FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
 
 

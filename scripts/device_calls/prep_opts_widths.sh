@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # (Written in the eighteenth session for the next one; not yet run.) One GPU, HEAD's wheel: the chunk prep's off
-# options against the default (ablate.py, 32768 tokens, every output compared: z_rs, tma_loads, both), then the
+# options against the default (ablate.py, 32768 tokens, every output compared: z_rs, tma_loads, both), the chunk
+# gradient's dl_rs against its default (8192 tokens), then the
 # training step and the forward, flashqla alone, at V-slice width automatic / 64 / 128 (FLASHQLA_FWD_BLOCK_V forces
 # the forward and the backward's recompute alike), to see whether the h-storing pass's new ratio (1.23-1.44 with
 # tma_h, against the width model's kChunkTimeBv128 = 1.75) leaves 128 faster where the model picks 64.
@@ -12,6 +13,10 @@ mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
 PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/ablate.py --kernels prep prep4z prep4ld prep4zld \
   --variants cur --tokens 32768 --heads 2,8 16,16 16,32 16,64 > "$OUT/ablate_prep_opts.log" 2>&1
 echo "prep ablate rc=$?"; grep -A40 "^kernel " "$OUT/ablate_prep_opts.log" | cut -c1-150
+# the chunk gradient's dl_rs (dL's second product from registers; every output compared)
+PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 120 python3 benchmarks/ablate.py --kernels bwdcws bwdcwsdl --variants cur \
+  --heads 2,8 16,32 16,64 > "$OUT/ablate_bwdc_dl.log" 2>&1
+echo "bwdc ablate rc=$?"; grep -A20 "^kernel " "$OUT/ablate_bwdc_dl.log" | cut -c1-250
 for mode in fwdbwd fwd; do
   for bv in auto 64 128; do
     if [ $bv = auto ]; then unset FLASHQLA_FWD_BLOCK_V; else export FLASHQLA_FWD_BLOCK_V=$bv; fi

@@ -70,6 +70,10 @@ def gdn_bwd_chunk_ws_sm90(
     # tokens, every output bitwise equal): 125.8 -> 125.0 us at (2, 8), 429.6 -> 433.4 at (16, 32), 706.5 -> 709.7 at
     # (16, 64): no gain, off
     tma_dv: bool = False,
+    # dL's second product (A^T dA) A^T with A^T dA as the register operand (an RS wgmma) instead of through Ag's
+    # buffer: WA no longer waits there for WK's read of Ag (that wait moves to WA's next write of Ag, a v-head later)
+    # and skips a shared-memory store and its fence. Lowered and compiled, not yet run on a GPU: off
+    dl_rs: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -219,6 +223,8 @@ def gdn_bwd_chunk_ws_sm90(
             dvg_r = T.alloc_fragment((BT, V), dtype)  # dVg, the register operand of dVg S0^T
             if dkk_in_wk:
                 dkt_r = T.alloc_fragment((BT, BT), dtype)  # dKK^T = (diag(beta) dL)^T, the register operand
+            if dl_rs:
+                ada_r = T.alloc_fragment((BT, BT), dtype)  # A^T dA, the register operand of (A^T dA) A^T
             dkf = T.alloc_fragment((BT, K), accum)
             rows_k = T.alloc_fragment((BT,), accum)
             hprod = T.alloc_fragment((K // 4, V), accum)
@@ -296,6 +302,9 @@ def gdn_bwd_chunk_ws_sm90(
                             gc = g_s[st, c]
                             bc = b_s[st, c]
                             ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
+                    if dl_rs:  # WK has read the previous v-head's Ag (without dl_rs WA waited for that before dL;
+                        # WA's wait on dp_read implies it too, scripts/barrier_protocol_sim.py: kept explicit)
+                        T.barrier_wait(ag_read[0], (jv + 1) % 2)
                     T.copy(ma, ag_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_ag[0])
@@ -406,9 +415,13 @@ def gdn_bwd_chunk_ws_sm90(
                     # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP (with
                     # dkk_in_wk: dL into dP's buffer, the rest by WK)
                     T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
-                    T.barrier_wait(ag_read[0], ph)
-                    T.copy(ma, ag_s)
-                    T.gemm(ag_s, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
+                    if dl_rs:
+                        T.copy(ma, ada_r)
+                        T.gemm(ada_r, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
+                    else:
+                        T.barrier_wait(ag_read[0], ph)
+                        T.copy(ma, ag_s)
+                        T.gemm(ag_s, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
                     if dkk_in_wk:
                         # dL itself (bf16) into dP's buffer: WK forms dKK K, dKK^T K and rowsum(dL * K K^T) from it
                         for r, c in T.Parallel(BT, BT):
