@@ -394,6 +394,10 @@ def main() -> int:
     ap.add_argument("--store-h", action="store_true",
                     help="forward storing S~ per chunk (the storer warp), as in the backward's state recompute")
     ap.add_argument("--base-dir", help="folder with the kernel files of the `base` variant (default: this tree)")
+    ap.add_argument("--masks", nargs="+", type=int, default=None,
+                    help="the ablation masks to time in the `ablate` variant (sums of bits; 0 skips nothing) instead "
+                         "of nothing, each bit and the spec's combinations; e.g. prep --masks 0 120 at --heads 1,4: "
+                         "a lone CTA per SM doing only the inverse (and the gates) of its 4 v-heads")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -430,7 +434,8 @@ def main() -> int:
             for (k, name), (kern, names, dtypes) in kernels.items():
                 if k != kname:
                     continue
-                for mask in [0, *spec["ablations"], *spec["combos"]] if name == "ablate" else [0]:
+                masks = args.masks if args.masks is not None else [0, *spec["ablations"], *spec["combos"]]
+                for mask in masks if name == "ablate" else [0]:
                     x["ablate"] = mask
                     xk = fit_outputs(x, dtypes, H)
                     for o in outs:
