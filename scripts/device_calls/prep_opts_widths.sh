@@ -7,8 +7,8 @@
 # tma_h, against the width model's kChunkTimeBv128 = 1.75) leaves 128 faster where the model picks 64.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
-echo "wheel commit: $(PYTHONPATH=/tmp/site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
+. scripts/device_calls/common.sh
+install_wheel
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
 PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/ablate.py --kernels prep prep4z prep4ld prep4zld \
   --variants cur --tokens 32768 --heads 2,8 16,16 16,32 16,64 > "$OUT/ablate_prep_opts.log" 2>&1
@@ -36,20 +36,7 @@ for mode in fwdbwd fwd; do
   done
 done
 unset FLASHQLA_FWD_BLOCK_V
-python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-for mode in ("fwdbwd", "fwd"):
-    rows = {}
-    for bv in ("auto", "64", "128"):
-        try:
-            d = json.load(open(f"{out}/w_{mode}_{bv}.json"))
-        except Exception as e:  # noqa: BLE001
-            print(mode, bv, "no json", e)
-            continue
-        for r in d["rows"]:
-            rows.setdefault((r["h_qk"], r["h_v"], r["seqlens"]), {})[bv] = r["ms"].get("flashqla")
-    print(f"{mode}: ms at width auto / 64 / 128")
-    for k, v in rows.items():
-        print(k, " ".join(f"{v.get(b, float('nan')):.3f}" for b in ("auto", "64", "128")))
-PY
+for mode in fwdbwd fwd; do
+  python3 scripts/device_calls/ms_table.py "$mode by width" auto="$OUT/w_${mode}_auto.json" 64="$OUT/w_${mode}_64.json" \
+    128="$OUT/w_${mode}_128.json"
+done

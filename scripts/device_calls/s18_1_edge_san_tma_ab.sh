@@ -6,12 +6,9 @@
 # the element stores)
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
-echo "wheel commit: $(PYTHONPATH=/tmp/site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
-t0=$(date +%s)
-PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 120 python3 -m pytest tests -q -rfs -p no:cacheprovider --timeout 100 \
-  -m edge > "$OUT/pytest_edge.log" 2>&1
-echo "edge pytest rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED" "$OUT/pytest_edge.log" | head; tail -1 "$OUT/pytest_edge.log"
+. scripts/device_calls/common.sh
+install_wheel
+run_pytest "$OUT/pytest_edge.log" 120 edge
 mkdir -p /tmp/san128
 FLASHQLA_FWD_BLOCK_V=128 PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="racecheck synccheck memcheck" \
   FQ_SANITIZER_ARGS="--kernel-name kns=gdn_fwd" FQ_SANITIZE_TOOL_TIMEOUT=100 bash scripts/sanitize.sh /tmp/san128

@@ -3,8 +3,8 @@
 # and Z by TMA), then the forward with peers at FQ_HEADS (default (16, 32) and (8, 32), 19 mixes each).
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl 2>&1 | grep -v WARNING
-echo "wheel commit: $(PYTHONPATH=/tmp/site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
+. scripts/device_calls/common.sh
+install_wheel
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
 PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 100 python3 benchmarks/ablate.py --kernels prep --variants cur ablate \
   --tokens 32768 --heads 2,8 16,64 > "$OUT/ablate_prep_bits.log" 2>&1

@@ -4,11 +4,8 @@
 # s17_* scripts after their own steps.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-t0=$(date +%s)
-PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 200 python3 -m pytest tests -q -rfs -p no:cacheprovider --timeout 120 \
-  -m "not edge" > "$OUT/pytest.log" 2>&1
-echo "pytest rc=$? $(( $(date +%s) - t0 )) s" >> "$OUT/pytest.log"
-grep -h "^FAILED" "$OUT/pytest.log" | head; tail -2 "$OUT/pytest.log"
+. scripts/device_calls/common.sh
+run_pytest "$OUT/pytest.log" 200 "not edge"
 for bv in auto 64 128; do
   if [ $bv = auto ]; then unset FLASHQLA_FWD_BLOCK_V; else export FLASHQLA_FWD_BLOCK_V=$bv; fi
   PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 60 python3 benchmarks/bench_gdn.py --mode fwd --libs flashqla \
@@ -17,18 +14,5 @@ for bv in auto 64 128; do
   echo "bench bv=$bv rc=$?"
 done
 unset FLASHQLA_FWD_BLOCK_V
-python3 - "$OUT" <<'PY'
-import json, sys
-out, rows = sys.argv[1], {}
-for bv in ("auto", "64", "128"):
-    try:
-        d = json.load(open(f"{out}/fwd_bv_{bv}.json"))
-    except Exception as e:  # noqa: BLE001
-        print(bv, "no json", e)
-        continue
-    for r in d["rows"]:
-        rows.setdefault((r["h_qk"], r["h_v"], r["seqlens"]), {})[bv] = r["ms"].get("flashqla")
-print("(h_qk, h_v) mix: ms at auto / 64 / 128")
-for k, v in rows.items():
-    print(k, " ".join(f"{v.get(b, float('nan')):.3f}" for b in ("auto", "64", "128")))
-PY
+python3 scripts/device_calls/ms_table.py "fwd by width" auto="$OUT/fwd_bv_auto.json" 64="$OUT/fwd_bv_64.json" \
+  128="$OUT/fwd_bv_128.json"

@@ -1,0 +1,21 @@
+# Steps the device-call scripts share (sourced: `. scripts/device_calls/common.sh`). Scripts of sessions before the
+# eighteenth write them out (records of what each call ran).
+
+# the carried wheel into /tmp/site (or $1), and the commit it was built from
+install_wheel() {
+  local site=${1:-/tmp/site}
+  python3 -m pip install -q --no-deps --no-index --target "$site" .carry/flashqla-*.whl 2>&1 | grep -v WARNING
+  echo "wheel commit: $(PYTHONPATH=$site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
+}
+
+# pytest on the installed wheel: run_pytest LOG LIMIT_S MARK_EXPR; prints rc, time, failures, skips, the summary
+# line and the worst errors against float64 (the device tool may not return the log: what matters goes to stdout)
+run_pytest() {
+  local log=$1 limit=$2 marks=$3 t0
+  t0=$(date +%s)
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout "$limit" python3 -m pytest tests -q -rfs -p no:cacheprovider \
+    --timeout 120 -m "$marks" > "$log" 2>&1
+  echo "pytest -m '$marks' rc=$? $(( $(date +%s) - t0 )) s"
+  grep -h "^FAILED\|^SKIPPED" "$log" | head -12; tail -1 "$log"
+  grep -h -A12 "worst relative" "$log" | head -14
+}
