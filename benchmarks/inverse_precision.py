@@ -148,6 +148,12 @@ def lower_matrix(k: torch.Tensor, beta: torch.Tensor, gc: torch.Tensor, gated: b
     return torch.tril(beta[:, :, None] * M, diagonal=-1)
 
 
+def exact_inverse(L: torch.Tensor) -> torch.Tensor:
+    """(I + L)^-1 of strictly lower L [C, 64, 64] in float64."""
+    eye = torch.eye(BT, dtype=torch.float64).expand_as(L)
+    return torch.linalg.solve_triangular(eye + L, eye, upper=False, unitriangular=True)
+
+
 def rel_err(x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
     """Relative L2 error per chunk (inf where x is not finite)."""
     e = (x - ref).flatten(1).norm(dim=1) / ref.flatten(1).norm(dim=1)
@@ -164,8 +170,7 @@ def study(chunks: int, seed: int) -> list[dict]:
             gen = torch.Generator().manual_seed(seed)
             k, beta, gc = make_chunks(case, chunks, gen)
             L = lower_matrix(k, beta, gc, gated)
-            eye = torch.eye(BT, dtype=torch.float64).expand_as(L)
-            exact = torch.linalg.solve_triangular(eye + L, eye, upper=False, unitriangular=True)
+            exact = exact_inverse(L)
             floor = rel_err(exact.bfloat16().double(), exact)
             for s in SCHEMES:
                 A = blockwise_inverse(L, s).bfloat16().double()
