@@ -260,7 +260,7 @@ def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
 
 
 # the chunk prep's parameters in the sm90 family (tilelang_src/variants.py)
-PREP_PARAMS = dict(dtype="bfloat16", K=128, BT=64, tma_stores=True, min_blocks=4)
+PREP_PARAMS = dict(dtype="bfloat16", K=128, BT=64, tma_stores=True, min_blocks=4, z_rs=True, tma_loads=True)
 
 SPECS = {
     "fwd": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
@@ -303,20 +303,22 @@ SPECS = {
                           combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=vpc)
        for vpc in (1, 2, 3)},
     # its options against the defaults (4 CTAs per SM, Pg and Ag in one loop, the level-2 merge on tensor cores, A and
-    # Z by TMA): the level-2 merge by FMAs ("n"); that and 4 CTAs per SM (128 registers) and Pg and Ag in two loops
-    # ("c6": the first grouped kernel, c6f644c); the level-1 merge on tensor cores too ("l1": 3-4% slower); A and Z by
-    # element stores ("e": the default before the eighteenth session, 5-12% slower); 3 CTAs per SM ("m3": 2-4% slower;
-    # the default before the eighteenth session, when 4 made c6f644c's kernel spill); Z by an RS wgmma with A formed
-    # under it ("z": z_rs, not yet run; nvcc 13.0 spills 4 bytes at 128 registers); Q and K of a full chunk by TMA ("ld":
-    # tma_loads, not yet run); both ("zld")
+    # Z stored by TMA, Z by an RS wgmma, Q and K loaded by TMA): the level-2 merge by FMAs ("n"); that and 4 CTAs per
+    # SM (128 registers) and Pg and Ag in two loops ("c6": the first grouped kernel, c6f644c); the level-1 merge on
+    # tensor cores too ("l1": 3-4% slower); A and Z by element stores ("e": the default before the eighteenth session,
+    # 5-12% slower); 3 CTAs per SM ("m3": 2-4% slower; the default before the eighteenth session, when 4 made c6f644c's
+    # kernel spill); Z from shared memory ("nz"), Q and K by element loads ("nld"), both ("s18": the eighteenth
+    # session's default; the nineteenth's runs of z_rs and tma_loads were specs prep4z / prep4ld / prep4zld against it)
     **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                            params=dict(PREP_PARAMS, **extra), fix=[], last_param="",
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
        for tag, extra in {"n": dict(tc_level2=False),
-                          "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False, tma_stores=False),
-                          "l1": dict(tc_level1=True), "e": dict(tma_stores=False, min_blocks=3),
-                          "m3": dict(min_blocks=3), "z": dict(z_rs=True), "ld": dict(tma_loads=True),
-                          "zld": dict(z_rs=True, tma_loads=True)}.items()},
+                          "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False, tma_stores=False, z_rs=False,
+                                     tma_loads=False),
+                          "l1": dict(tc_level1=True),
+                          "e": dict(tma_stores=False, min_blocks=3, z_rs=False, tma_loads=False),
+                          "m3": dict(min_blocks=3), "nz": dict(z_rs=False), "nld": dict(tma_loads=False),
+                          "s18": dict(z_rs=False, tma_loads=False)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
@@ -326,7 +328,7 @@ SPECS = {
     # best measured (H200_bwdc_ws.md): TMA for full chunks, Gamma held, registers 256 / 224 / 24, U and W by WK;
     # variant `base` is the kernel file of --base-dir (another commit's kernel in the same process)
     "bwdcws": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
-                   params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
+                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, dl_rs=True), fix=[], last_param="", ablations={},
                    combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["base", "cur"]),
     # the former split: U = K S0 and W formed by WA (u_in_wk=False)
     "bwdcwsa": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
@@ -352,8 +354,9 @@ SPECS = {
 # before one reduction) and all four off (7fa5060's kernel); WA's GEMMs issued ahead of work that does not need
 # them (wa_async, off by default); WA's two redundant waits dropped (lean_waits, off by default); dL handed to WK,
 # which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24); dv stored
-# by TMA (tma_dv, off by default: no faster, eighteenth session); dL's second product with A^T dA as the register
-# operand (dl_rs, off by default, not yet run)
+# by TMA (tma_dv, off by default: no faster, eighteenth session); dL's second product through Ag's buffer instead of
+# with A^T dA as the register operand (dl_rs=False: the default until the nineteenth session, whose run of dl_rs was
+# spec bwdcwsdl against it)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -361,7 +364,7 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
                       "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True),
                       "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24)),
-                      "bwdcwst": dict(tma_dv=True), "bwdcwsdl": dict(dl_rs=True)}.items():
+                      "bwdcwst": dict(tma_dv=True), "bwdcwsndl": dict(dl_rs=False)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

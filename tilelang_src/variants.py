@@ -85,17 +85,21 @@ PROGRAMS = {
     # H200, ablate.py, same outputs bit for bit (benchmarks/results/H200_tma_stores.md): prep 624.5 -> 590.9 us at
     # (16, 64) 32768 tokens, 103.8 -> 91.7 at (2, 8); forward storing h 2.26 -> 2.05 us per chunk at BV = 128 (16, 64),
     # 1.41 -> 1.30 at BV = 64 (2, 8); state gradient 2.19 -> 2.11 at (2, 8). The prep at 4 CTAs per SM (128 registers,
-    # no spills with the TMA stores): 577.4 -> 564.5 us at (16, 64), 216.2 -> 207.9 at (16, 16). Only measured on sm90:
-    # the other families keep element stores and 3 prep CTAs per SM
+    # no spills with the TMA stores): 577.4 -> 564.5 us at (16, 64), 216.2 -> 207.9 at (16, 16). Nineteenth session
+    # (benchmarks/results/H200_prep_zld.md): the prep's Z by an RS wgmma and Q, K by TMA (z_rs, tma_loads) 566.4 ->
+    # 543.6 us at (16, 64), 332.6 -> 307.3 at (16, 32), 214.1 -> 190.7 at (16, 16), 86.5 -> 83.6 at (2, 8); the chunk
+    # gradient's dL from registers (dl_rs) 716.8 -> 681.2 us at (16, 64), 433.8 -> 416.3 at (16, 32), 132.4 -> 128.6 at
+    # (2, 8). Only measured on sm90: the other families keep element stores and 3 prep CTAs per SM
     "sm90": {**_SM90_PROGRAMS,
              "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90",
-                                dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4), ()),
+                                dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4, z_rs=True,
+                                     tma_loads=True), ()),
              "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
                          (("bv", 64),)),
              "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),
                             (("bv", 64),)),
              "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
-                               dict(K=128, V=128, BT=64), ())},
+                               dict(K=128, V=128, BT=64, dl_rs=True), ())},
     # the sm90 programs; the chunk gradient without batched reductions (TileLang 0.1.15 leaves the batch's
     # pack buffer undefined when it lowers them for sm_100a)
     "sm100": {**_SM90_PROGRAMS,

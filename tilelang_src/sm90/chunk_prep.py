@@ -67,12 +67,13 @@ def gdn_chunk_prep_sm90(
     # Z = Pg Ag with Pg from registers (an RS wgmma: Pg converted to the q dtype in a fragment, never written to shared
     # memory) and A formed while the tensor cores form Z (the wgmma issued, not waited for, before A's loop): two of
     # the Pg / Ag / Z / A piece's shared-memory passes and its serial wgmma wait off the v-head's chain (that piece was
-    # 178 of 580 us at (16, 64), benchmarks/results/H200_tma_stores.md). Needs pg_ag_one_loop. Lowered and compiled,
-    # not yet run on a GPU: off
+    # 178 of 580 us at (16, 64), benchmarks/results/H200_tma_stores.md). Needs pg_ag_one_loop. H200 with tma_loads
+    # (ablate.py, 32768 tokens, outputs bitwise equal; benchmarks/results/H200_prep_zld.md): 566.4 -> 543.6 us at
+    # (16, 64), 214.1 -> 190.7 at (16, 16), 86.5 -> 83.6 at (2, 8). On in variants.py for the sm90 family
     z_rs: bool = False,
     # Q and K of a full chunk loaded by TMA (two 16 KB tiles on one mbarrier, issued by warp 0) instead of 16 element
     # loads of 16 bytes per thread (the loads were 70 of 580 us at (16, 64) with 4 CTAs per SM); partial chunks as
-    # before. Lowered and compiled, not yet run on a GPU: off
+    # before. H200: see z_rs (alone 526.9 us at (16, 64), but 94.2 at (2, 8)); on with it for the sm90 family
     tma_loads: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
