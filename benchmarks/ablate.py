@@ -356,7 +356,7 @@ SPECS = {
 # which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24); dv stored
 # by TMA (tma_dv, off by default: no faster, eighteenth session); dL's second product through Ag's buffer instead of
 # with A^T dA as the register operand (dl_rs=False: the default until the nineteenth session, whose run of dl_rs was
-# spec bwdcwsdl against it)
+# spec bwdcwsdl against it); each CTA walking max(1, n // group) chunk slots' items (items = n: bwdcwsi2 / i4 / i8)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -364,7 +364,8 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
                       "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True),
                       "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24)),
-                      "bwdcwst": dict(tma_dv=True), "bwdcwsndl": dict(dl_rs=False)}.items():
+                      "bwdcwst": dict(tma_dv=True), "bwdcwsndl": dict(dl_rs=False),
+                      "bwdcwsi2": dict(items=2), "bwdcwsi4": dict(items=4), "bwdcwsi8": dict(items=8)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 
