@@ -7,7 +7,8 @@ wrong gradients.
 The roles are the kernel's branches (WA: tx < 128, WK: tx < 256, the producer warps WP0..WP3); each role's
 `T.barrier_wait(bar[i], parity)` / `T.barrier_arrive(bar[i])` lines are read in order, inside the loop over
 the CTA's items (`for it in T.serial(n_items if items else group)`: the group's v-heads of each of the CTA's
-chunk slots, one slot unless the factory's `items` is nonzero; jv = it % group, sj = it, st = ph = it % 2), or
+chunk slots, one slot unless the factory's `items` is nonzero; jv = it % group, ci = it // group (the chunk),
+sj = it, st = ph = it % 2), or
 in a kernel of the former form the loops over chunk slots (`for it in T.serial(items)`) and v-heads
 (`for jv in T.serial(group)`, sj = it * group + jv). Branches on a boolean or integer parameter of the kernel
 factory (`if u_in_wk:` / `else:`, `if items:`) are taken by the parameter's value (its default, or as given);
@@ -48,7 +49,7 @@ INT_PARAM = re.compile(r"^    (\w+): int = (\d+),")  # its integer ones (a branc
 IF_FLAG = re.compile(r"if (not )?(\w+):$")
 # a branch on the loop variables alone (`if jv == 0 and it > 0:`), taken per item; no `else` may follow one
 ITEM_COND = re.compile(r"if ([\w\s=<>!+\-*/%()]+):$")
-ITEM_NAMES = {"it", "jv", "group", "and", "or", "not"}
+ITEM_NAMES = {"it", "jv", "ci", "group", "and", "or", "not"}
 SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stage buffer
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
@@ -217,7 +218,7 @@ def expand(ops: list, items: int, group: int) -> list:
                 j = block_end(body, i, ("loop_it", "loop_jv", "loop_item"), "end")
                 if op[0] == "loop_item":  # the item index itself; its v-head and the phase index
                     for v in range(items * group):
-                        out += walk(body[i + 1:j - 1], dict(env, it=v, jv=v % group, sj=v))
+                        out += walk(body[i + 1:j - 1], dict(env, it=v, jv=v % group, ci=v // group, sj=v))
                 else:
                     var, count = ("it", items) if op[0] == "loop_it" else ("jv", group)
                     for v in range(count):
@@ -243,7 +244,7 @@ def expand(ops: list, items: int, group: int) -> list:
                             intent(parity, e) if parity else None))
                 i += 1
         return out
-    return walk(ops, {"it": 0, "jv": 0, "sj": 0})
+    return walk(ops, {"it": 0, "jv": 0, "ci": 0, "sj": 0})
 
 
 def join(a: dict, b: dict) -> dict:

@@ -194,6 +194,10 @@ def gdn_bwd_chunk_ws_sm90(
                 n_items = T.min(cpc, NH - slot0) * group
                 t0v = T.alloc_var("int32", init=0)
                 t0v = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot0, BT, seq, hi, seq_end)
+                # the item's v-head and chunk (slot slot0 + ci), stepped per item: divisions by the runtime group in
+                # every index and parity made the kernel's SASS 1.6x longer and the kernel 1.1-1.5x slower (H200)
+                jv_v = T.alloc_var("int32", init=0)
+                ci_v = T.alloc_var("int32", init=0)
                 t0 = t0v
                 slot = slot0
             else:
@@ -205,6 +209,8 @@ def gdn_bwd_chunk_ws_sm90(
             # a full chunk, tested on the unclamped difference (common/chunk_load.py: `n_valid == BT` sent the A
             # warp down its TMA path in partial chunks, an nvcc 13.0 miscompile)
             full = seq_end - t0 >= BT
+            # the first chunk's, for the producer's first Q and K (the names above are rebound per item with `items`)
+            first = (t0, n_valid, full)
 
             # inputs (WP)
             q_s = T.alloc_shared((BT, K), dtype)
@@ -305,16 +311,21 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_wait(bar_qk[0], 0)
                 for it in T.serial(n_items if items else group):
                     if items:
-                        jv = it % group
-                        if jv == 0 and it > 0:
-                            next_chunk(cu_seqlens, slot0 + it // group, t0v, seq, hi, seq_end)
+                        if it > 0:
+                            jv_v = jv_v + 1
+                            if jv_v == group:
+                                jv_v = 0
+                                ci_v = ci_v + 1
+                                next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
+                        jv = jv_v
+                        ci = ci_v
                         t0 = t0v
                         n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
                         n_store = T.max(n_valid, n_tail)
                         last = T.max(n_valid - 1, 0)
                         full = seq_end - t0 >= BT
                         if jv == 0:
-                            T.barrier_wait(bar_qk[0], (it // group) % 2)
+                            T.barrier_wait(bar_qk[0], ci % 2)
                     else:
                         jv = it
                     hv = hq * group + jv
@@ -529,7 +540,7 @@ def gdn_bwd_chunk_ws_sm90(
                             # the chunk's dq, staged through Q's buffer once WK is done with Q and K; then both
                             # buffers go back to the producer for the next chunk
                             T.barrier_arrive(fin[0])
-                            T.barrier_wait(fin[0], (it // group) % 2)
+                            T.barrier_wait(fin[0], ci % 2)
                             T.copy(dqf, q_s)
                             store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
                             T.clear(dqf)
@@ -550,16 +561,21 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_wait(bar_qk[0], 0)
                 for it in T.serial(n_items if items else group):
                     if items:
-                        jv = it % group
-                        if jv == 0 and it > 0:
-                            next_chunk(cu_seqlens, slot0 + it // group, t0v, seq, hi, seq_end)
+                        if it > 0:
+                            jv_v = jv_v + 1
+                            if jv_v == group:
+                                jv_v = 0
+                                ci_v = ci_v + 1
+                                next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
+                        jv = jv_v
+                        ci = ci_v
                         t0 = t0v
                         n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
                         n_store = T.max(n_valid, n_tail)
                         last = T.max(n_valid - 1, 0)
                         full = seq_end - t0 >= BT
                         if jv == 0:
-                            T.barrier_wait(bar_qk[0], (it // group) % 2)
+                            T.barrier_wait(bar_qk[0], ci % 2)
                     else:
                         jv = it
                     hv = hq * group + jv
@@ -698,7 +714,7 @@ def gdn_bwd_chunk_ws_sm90(
                         if jv == group - 1:
                             # the chunk's dk through K's buffer (see WA's dq)
                             T.barrier_arrive(fin[0])
-                            T.barrier_wait(fin[0], (it // group) % 2)
+                            T.barrier_wait(fin[0], ci % 2)
                             T.copy(dkf, k_s)
                             store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
                             T.clear(dkf)
@@ -720,23 +736,28 @@ def gdn_bwd_chunk_ws_sm90(
                     # Q and K once, S0 and dS1 per v-head: TMA (Q and K by element copies in a partial chunk). A
                     # producer warp each took four round trips for Q and K by element copies, and the consumers'
                     # first wait (for them) held 4.4% of the kernel's warp samples (Nsight Compute, 9dced96)
-                    # (with `items`: S0 and dS1 of a chunk's first item before its Q and K, which wait for the
-                    # consumers to finish the previous chunk, while S0 and dS1 wait only for its last item's reads)
-                    if not items:
-                        load_tile(q, q_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
-                        load_tile(k, k_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
-                        T.barrier_arrive(bar_qk[0])
+                    # (with `items` the first chunk's here too; a later chunk's S0 and dS1 of its first item go
+                    # before its Q and K, which wait for the consumers to finish the previous chunk, while S0 and dS1
+                    # wait only for the reads of the previous item)
+                    load_tile(q, q_s, bar_qk, first[0], hq, first[1], first[2], BT, K, dtype, qk_tma)
+                    load_tile(k, k_s, bar_qk, first[0], hq, first[1], first[2], BT, K, dtype, qk_tma)
+                    T.barrier_arrive(bar_qk[0])
                     for it in T.serial(n_items if items else group):
                         if items:
-                            jv = it % group
-                            if jv == 0 and it > 0:
-                                next_chunk(cu_seqlens, slot0 + it // group, t0v, seq, hi, seq_end)
+                            if it > 0:
+                                jv_v = jv_v + 1
+                                if jv_v == group:
+                                    jv_v = 0
+                                    ci_v = ci_v + 1
+                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
+                            jv = jv_v
+                            ci = ci_v
                             t0 = t0v
                             n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
                             n_store = T.max(n_valid, n_tail)
                             last = T.max(n_valid - 1, 0)
                             full = seq_end - t0 >= BT
-                            slot = slot0 + it // group
+                            slot = slot0 + ci
                         else:
                             jv = it
                         hv = hq * group + jv
@@ -747,9 +768,8 @@ def gdn_bwd_chunk_ws_sm90(
                         T.tma_copy(dh[slot, hv, 0:K, 0:V], dh_s, barrier=bar_dh[0])
                         T.barrier_arrive(bar_dh[0])
                         if items:
-                            if jv == 0:
-                                if it > 0:
-                                    T.barrier_wait(qk_free[0], (it // group + 1) % 2)
+                            if jv == 0 and it > 0:
+                                T.barrier_wait(qk_free[0], (ci + 1) % 2)
                                 load_tile(q, q_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
                                 load_tile(k, k_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
                                 T.barrier_arrive(bar_qk[0])
@@ -757,9 +777,14 @@ def gdn_bwd_chunk_ws_sm90(
                     # V
                     for it in T.serial(n_items if items else group):
                         if items:
-                            jv = it % group
-                            if jv == 0 and it > 0:
-                                next_chunk(cu_seqlens, slot0 + it // group, t0v, seq, hi, seq_end)
+                            if it > 0:
+                                jv_v = jv_v + 1
+                                if jv_v == group:
+                                    jv_v = 0
+                                    ci_v = ci_v + 1
+                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
+                            jv = jv_v
+                            ci = ci_v
                             t0 = t0v
                             n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
                             n_store = T.max(n_valid, n_tail)
@@ -775,9 +800,14 @@ def gdn_bwd_chunk_ws_sm90(
                     # dO
                     for it in T.serial(n_items if items else group):
                         if items:
-                            jv = it % group
-                            if jv == 0 and it > 0:
-                                next_chunk(cu_seqlens, slot0 + it // group, t0v, seq, hi, seq_end)
+                            if it > 0:
+                                jv_v = jv_v + 1
+                                if jv_v == group:
+                                    jv_v = 0
+                                    ci_v = ci_v + 1
+                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
+                            jv = jv_v
+                            ci = ci_v
                             t0 = t0v
                             n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
                             n_store = T.max(n_valid, n_tail)
@@ -793,9 +823,14 @@ def gdn_bwd_chunk_ws_sm90(
                     # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
                     for it in T.serial(n_items if items else group):
                         if items:
-                            jv = it % group
-                            if jv == 0 and it > 0:
-                                next_chunk(cu_seqlens, slot0 + it // group, t0v, seq, hi, seq_end)
+                            if it > 0:
+                                jv_v = jv_v + 1
+                                if jv_v == group:
+                                    jv_v = 0
+                                    ci_v = ci_v + 1
+                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
+                            jv = jv_v
+                            ci = ci_v
                             t0 = t0v
                             n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
                             n_store = T.max(n_valid, n_tail)
