@@ -99,7 +99,7 @@ PROGRAMS = {
              "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),
                             (("bv", 64),)),
              "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
-                               dict(K=128, V=128, BT=64, dl_rs=True, items=4), ())},
+                               dict(K=128, V=128, BT=64, dl_rs=True), ())},
     # the sm90 programs; the chunk gradient without batched reductions (TileLang 0.1.15 leaves the batch's
     # pack buffer undefined when it lowers them for sm_100a)
     "sm100": {**_SM90_PROGRAMS,
