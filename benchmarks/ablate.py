@@ -356,7 +356,8 @@ SPECS = {
 # which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24); dv stored
 # by TMA (tma_dv, off by default: no faster, eighteenth session); dL's second product through Ag's buffer instead of
 # with A^T dA as the register operand (dl_rs=False: the default until the nineteenth session, whose run of dl_rs was
-# spec bwdcwsdl against it); each CTA walking max(1, n // group) chunk slots' items (items = n: bwdcwsi2 / i4 / i8)
+# spec bwdcwsdl against it); each CTA walking max(1, n // group) chunk slots' items (items = n: bwdcwsi2 / i4 / i8;
+# off, H200_bwdc_items.md)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),

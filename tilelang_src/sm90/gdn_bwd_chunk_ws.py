@@ -81,7 +81,10 @@ def gdn_bwd_chunk_ws_sm90(
     # consecutive chunk slots and walks their (chunk, v-head) items in order, so that with few v-heads per group the
     # producer loads the next item's S0, dS1, V, dO and A under the current one instead of each CTA starting cold
     # (at (16, 16) a CTA is one item: 17 SM-us per item against 11 at (16, 64), nineteenth session). Q and K are
-    # reloaded per chunk (single buffer: freed by `qk_free` once dq and dk of the chunk are stored through them)
+    # reloaded per chunk (single buffer: freed by `qk_free` once dq and dk of the chunk are stored through them).
+    # H200 (benchmarks/results/H200_bwdc_items.md, outputs bitwise equal): items = 8 1.4-4.4% faster at one v-head
+    # per group, 6-16% slower at two and four (a longer kernel with more spills; the item's time is its own work,
+    # which a group amortizes, not a cold start). Off; kept as the walk a fused state gradient would need
     items: int = 0,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
