@@ -297,6 +297,13 @@ SPECS = {
                  params=dict(PREP_PARAMS), fix=PREP_FIX,
                  last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREP_ABLATIONS,
                  inputs=prep_inputs, combos=[1 | 2 | 4, 1 | 2 | 4 | 8], unit="us/launch", vpc=4),
+    # the same at up to 16 v-heads per CTA, with the ablation bits: at (1, 16) and 132 chunks (8448 tokens) one CTA per
+    # SM walks 16 v-heads, so `--masks 120 127` (everything but the gates and the inverse skipped, then the inverse too)
+    # times the inverse's latency on a lone warpgroup over 16 repetitions (speed_plan: its in-kernel budget)
+    "prep16": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
+                   params=dict(PREP_PARAMS, VPC_MAX=16), fix=PREP_FIX,
+                   last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREP_ABLATIONS,
+                   inputs=prep_inputs, combos=[], unit="us/launch", vpc=16),
     # the same at up to 1, 2 or 3 v-heads per CTA
     **{f"prep{vpc}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                           params=dict(PREP_PARAMS), fix=[], last_param="", ablations={},
