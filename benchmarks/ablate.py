@@ -74,6 +74,23 @@ PREP_ABLATIONS = {
 }
 
 
+# the warp-specialized chunk gradient's per-CTA work around its items (gdn_bwd_chunk_ws.py, default path): where a CTA
+# of one item ((16, 16): 17 SM-us per (chunk, v-head) against 11 at four v-heads per CTA) spends what a group
+# amortizes. A skipped load keeps its barrier arrive (the consumers still pass, on stale data); the warpgroups' join
+# (`fin`) stays (one barrier of both: skipped in one role it would hang the other)
+BWDC_ABLATIONS = {
+    1: ("dq store", "                    # ---- dq stored through Q's buffer", "            elif tx < 256:"),
+    2: ("dk store", "                    # ---- dk stored through K's buffer",
+        "            else:\n                # ================= WP"),
+    4: ("dv stores", "                    # ---- dv stored through dVd's buffer", "                    # ---- dK += dKs K"),
+    8: ("Q and K loads", "                    load_tile(q, q_s, bar_qk, first[0]", "                    T.barrier_arrive(bar_qk[0])"),
+    16: ("S0 loads", "                        T.tma_copy(h[slot, hv, 0:K, 0:V], h_s",
+         "                        T.barrier_arrive(bar_h[0])"),
+    32: ("dS1 loads", "                        T.tma_copy(dh[slot, hv, 0:K, 0:V], dh_s",
+         "                        T.barrier_arrive(bar_dh[0])"),
+}
+
+
 def guard_all(src: str, ablations: dict) -> str:
     """Put each ablation's block (from its start marker, included, to its end marker, excluded; found in
     the unmodified source) under `if (ablate // bit) % 2 == 0:`. Blocks must not overlap."""
@@ -337,6 +354,14 @@ SPECS = {
     "bwdcws": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, dl_rs=True), fix=[], last_param="", ablations={},
                    combos=[], inputs=bwd_chunk_inputs, unit="us/launch", variants=["base", "cur"]),
+    # the same with BWDC_ABLATIONS (what the per-CTA work around the items costs; e.g. --heads 16,16 16,64
+    # --masks 0 1 2 3 4 8 48 63)
+    "bwdcwsab": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
+                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, dl_rs=True), fix=[],
+                     last_param="        group: T.int32,  # HV / H, from the launcher: head indices are products, never "
+                                "divisions\n",
+                     ablations=BWDC_ABLATIONS, combos=[1 | 2, 1 | 2 | 4, 16 | 32, 63], inputs=bwd_chunk_inputs,
+                     unit="us/launch", variants=["cur", "ablate"]),
     # the former split: U = K S0 and W formed by WA (u_in_wk=False)
     "bwdcwsa": dict(file=SRC / "sm90" / "gdn_bwd_chunk_ws.py", factory="gdn_bwd_chunk_ws_sm90",
                     params=dict(dtype="bfloat16", K=128, V=128, BT=64, u_in_wk=False), fix=[], last_param="",

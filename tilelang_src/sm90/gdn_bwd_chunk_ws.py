@@ -551,8 +551,10 @@ def gdn_bwd_chunk_ws_sm90(
                             T.barrier_arrive(qk_free[0])
 
                 if not items:
+                    # ---- the join with WK
                     T.barrier_arrive(fin[0])
                     T.barrier_wait(fin[0], 0)
+                    # ---- dq stored through Q's buffer
                     T.copy(dqf, q_s)
                     store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
 
@@ -727,8 +729,10 @@ def gdn_bwd_chunk_ws_sm90(
                 if tma_dv:  # the last dv store has read dVd's buffer before the CTA's shared memory goes
                     T.tma_store_wait()
                 if not items:
+                    # ---- the join with WA
                     T.barrier_arrive(fin[0])
                     T.barrier_wait(fin[0], 0)
+                    # ---- dk stored through K's buffer
                     T.copy(dkf, k_s)
                     store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
 
