@@ -79,11 +79,11 @@ PREP_ABLATIONS = {
 # amortizes. A skipped load keeps its barrier arrive (the consumers still pass, on stale data); the warpgroups' join
 # (`fin`) stays (one barrier of both: skipped in one role it would hang the other)
 BWDC_ABLATIONS = {
-    1: ("dq store", "                    # ---- dq stored through Q's buffer", "            elif tx < 256:"),
-    2: ("dk store", "                    # ---- dk stored through K's buffer",
+    1: ("dq store", "                # ---- dq stored through Q's buffer", "            elif tx < 256:"),
+    2: ("dk store", "                # ---- dk stored through K's buffer",
         "            else:\n                # ================= WP"),
     4: ("dv stores", "                    # ---- dv stored through dVd's buffer", "                    # ---- dK += dKs K"),
-    8: ("Q and K loads", "                    load_tile(q, q_s, bar_qk, first[0]", "                    T.barrier_arrive(bar_qk[0])"),
+    8: ("Q and K loads", "                    load_tile(q, q_s, bar_qk, t0", "                    T.barrier_arrive(bar_qk[0])"),
     16: ("S0 loads", "                        T.tma_copy(h[slot, hv, 0:K, 0:V], h_s",
          "                        T.barrier_arrive(bar_h[0])"),
     32: ("dS1 loads", "                        T.tma_copy(dh[slot, hv, 0:K, 0:V], dh_s",
@@ -388,8 +388,8 @@ SPECS = {
 # which forms dKK K, dKK^T K and dbeta's second part (dkk_in_wk, off by default; also with 240 / 240 / 24); dv stored
 # by TMA (tma_dv, off by default: no faster, eighteenth session); dL's second product through Ag's buffer instead of
 # with A^T dA as the register operand (dl_rs=False: the default until the nineteenth session, whose run of dl_rs was
-# spec bwdcwsdl against it); each CTA walking max(1, n // group) chunk slots' items (items = n: bwdcwsi2 / i4 / i8;
-# off, H200_bwdc_items.md)
+# spec bwdcwsdl against it). (The nineteenth session's `items` walk, specs bwdcwsi2 / i4 / i8: H200_bwdc_items.md; the
+# option is gone with its code)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -397,8 +397,7 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
                       "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True),
                       "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24)),
-                      "bwdcwst": dict(tma_dv=True), "bwdcwsndl": dict(dl_rs=False),
-                      "bwdcwsi2": dict(items=2), "bwdcwsi4": dict(items=4), "bwdcwsi8": dict(items=8)}.items():
+                      "bwdcwst": dict(tma_dv=True), "bwdcwsndl": dict(dl_rs=False)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

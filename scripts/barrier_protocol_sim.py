@@ -5,15 +5,12 @@ two warpgroups' unordered accesses to a shared buffer show here on the CPU inste
 wrong gradients.
 
 The roles are the kernel's branches (WA: tx < 128, WK: tx < 256, the producer warps WP0..WP3); each role's
-`T.barrier_wait(bar[i], parity)` / `T.barrier_arrive(bar[i])` lines are read in order, inside the loop over
-the CTA's items (`for it in T.serial(n_items if items else group)`: the group's v-heads of each of the CTA's
-chunk slots, one slot unless the factory's `items` is nonzero; jv = it % group, ci = it // group (the chunk),
-sj = it, st = ph = it % 2), or
-in a kernel of the former form the loops over chunk slots (`for it in T.serial(items)`) and v-heads
-(`for jv in T.serial(group)`, sj = it * group + jv). Branches on a boolean or integer parameter of the kernel
-factory (`if u_in_wk:` / `else:`, `if items:`) are taken by the parameter's value (its default, or as given);
-branches on the loop variables alone (`if jv == group - 1:`) per item; other branches are read whole (no
-barrier operation sits in one; their accesses all count). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives
+`T.barrier_wait(bar[i], parity)` / `T.barrier_arrive(bar[i])` lines are read in order, inside the loops over
+the CTA's items (`for it in T.serial(items)`, if the kernel has them) and the group's v-heads
+(`for jv in T.serial(group)`), with the loop variables the kernel uses (it, jv, sj = it * group + jv,
+st = ph = sj % 2). Branches on a boolean parameter of the kernel factory (`if u_in_wk:` / `else:`) are taken
+by the parameter's value (its default, or as given); other branches are read whole (no barrier operation
+sits in one; their accesses all count). Arrival counts come from `T.alloc_barrier`; a warpgroup arrives
 with weight 128, a warp with 32; a TMA's bytes are taken to land with its arrival. A wait passes iff the
 barrier's completed phases have the other parity than `parity` (the hardware's test). Each run picks a random
 ready role per step; it reports a hang (no role can move), an over-arrival, or a wait that passes while the
@@ -45,11 +42,7 @@ END_MARKER = "return gdn_bwd_chunk_ws"
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
 ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\((\[?[\d, ]+\]?)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
-INT_PARAM = re.compile(r"^    (\w+): int = (\d+),")  # its integer ones (a branch on one tests it for nonzero)
 IF_FLAG = re.compile(r"if (not )?(\w+):$")
-# a branch on the loop variables alone (`if jv == 0 and it > 0:`), taken per item; no `else` may follow one
-ITEM_COND = re.compile(r"if ([\w\s=<>!+\-*/%()]+):$")
-ITEM_NAMES = {"it", "jv", "ci", "group", "and", "or", "not"}
 SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stage buffer
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
@@ -112,14 +105,12 @@ def accesses(text: str, shared: dict) -> tuple[list, list]:
 
 
 def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
-    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop_item"|"loop_it"|"loop_jv"|"end",
-    ...) and ("if", condition) / ("endif",) marks and ("access", reads, writes) for the lines that name shared
-    buffers.
-    flags: values of the factory's boolean and integer parameters (the defaults otherwise)."""
+    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop_it"|"loop_jv"|"end", ...) marks
+    and ("access", reads, writes) for the lines that name shared buffers.
+    flags: values of the factory's boolean parameters (the defaults otherwise)."""
     lines = source.split("\n")
     shared = {m.group(1): m.group(2) is not None for line in lines if (m := SHARED.search(line))}
     params = {m.group(1): m.group(2) == "True" for line in lines if (m := FLAG.match(line))}
-    params.update({m.group(1): int(m.group(2)) for line in lines if (m := INT_PARAM.match(line))})
     params.update(flags or {})
     counts = {}
     for line in lines:
@@ -139,19 +130,16 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     roles = {}
     for n, (name, lo, weight) in enumerate(starts):
         hi = starts[n + 1][1] if n + 1 < len(starts) else end
-        # (indent, closing mark) of the loops and per-item branches entered; (indent, taken or None) of the ifs
-        ops, open_blocks, conds = [], [], []
+        ops, open_loops, conds = [], [], []  # indents of the loops entered; (indent, taken or None) of the ifs
         for line in lines[lo + 1:hi]:
             if not line.strip() or line.strip().startswith("#"):
                 continue
             indent = len(line) - len(line.lstrip())
+            while open_loops and indent <= open_loops[-1]:
+                open_loops.pop()
+                ops.append(("end",))
             text = line.strip()
             code = text.split("  #")[0].rstrip()  # without a trailing comment
-            while open_blocks and indent <= open_blocks[-1][0]:
-                closed = open_blocks.pop()
-                if closed[1] == ("endif",) and code.startswith(("else", "elif")) and indent == closed[0]:
-                    raise ValueError(f"{name}: an else after a per-item branch: {line.strip()}")
-                ops.append(closed[1])
             # the ifs nested deeper than this line are closed; an else at an open if's indentation flips it
             while conds and indent < conds[-1][0]:
                 conds.pop()
@@ -163,27 +151,18 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
                 conds.pop()
             if code.startswith("if ") and code.endswith(":"):
                 m = IF_FLAG.fullmatch(code)
-                mi = ITEM_COND.fullmatch(code)
-                if any(t is False for _, t in conds):
-                    conds.append((indent, False))
-                elif m and m.group(2) in params:
-                    conds.append((indent, bool(params[m.group(2)]) != bool(m.group(1))))
-                elif mi and set(re.findall(r"[A-Za-z_]\w*", mi.group(1))) <= ITEM_NAMES:
-                    open_blocks.append((indent, ("endif",)))
-                    ops.append(("if", mi.group(1)))
-                else:
-                    conds.append((indent, None))
+                taken = None
+                if m and m.group(2) in params:
+                    taken = params[m.group(2)] != bool(m.group(1))
+                conds.append((indent, taken))
                 continue
             if any(t is False for _, t in conds):
                 continue
-            if text.startswith("for it in T.serial(n_items if items else group)"):
-                open_blocks.append((indent, ("end",)))
-                ops.append(("loop_item",))
-            elif text.startswith("for it in T.serial(items)"):
-                open_blocks.append((indent, ("end",)))
+            if text.startswith("for it in T.serial(items)"):
+                open_loops.append(indent)
                 ops.append(("loop_it",))
             elif text.startswith("for jv in T.serial(group)"):
-                open_blocks.append((indent, ("end",)))
+                open_loops.append(indent)
                 ops.append(("loop_jv",))
             else:
                 m = BARRIER_OP.search(text)
@@ -193,45 +172,30 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
                     reads, writes = accesses(text, shared)
                     if reads or writes:
                         ops.append(("access", reads, writes))
-        ops += [closed for _, closed in reversed(open_blocks)]
+        ops += [("end",)] * len(open_loops)
         roles[name] = (weight, ops)
     return counts, roles
 
 
 def expand(ops: list, items: int, group: int) -> list:
     """The role's barrier operations in program order: (kind, barrier, index, parity, meant phase), and its
-    accesses: ("access", reads, writes, None, None) with places (buffer, stage or None). items: the CTA's chunk
-    slots."""
-    def block_end(body, i, opens, close):
-        depth, j = 1, i + 1
-        while depth:
-            depth += body[j][0] in opens
-            depth -= body[j][0] == close
-            j += 1
-        return j
-
+    accesses: ("access", reads, writes, None, None) with places (buffer, stage or None)."""
     def walk(body, env):
         out, i = [], 0
         while i < len(body):
             op = body[i]
-            if op[0] in ("loop_it", "loop_jv", "loop_item"):
-                j = block_end(body, i, ("loop_it", "loop_jv", "loop_item"), "end")
-                if op[0] == "loop_item":  # the item index itself; its v-head and the phase index
-                    for v in range(items * group):
-                        out += walk(body[i + 1:j - 1], dict(env, it=v, jv=v % group, ci=v // group, sj=v))
-                else:
-                    var, count = ("it", items) if op[0] == "loop_it" else ("jv", group)
-                    for v in range(count):
-                        e = dict(env, **{var: v})
-                        out += walk(body[i + 1:j - 1], dict(e, sj=e["it"] * group + e["jv"]))
-                i = j
-            elif op[0] == "if":
-                j = block_end(body, i, ("if",), "endif")
-                if eval(op[1], {}, dict(env, group=group)):
-                    out += walk(body[i + 1:j - 1], env)
+            if op[0] in ("loop_it", "loop_jv"):
+                depth, j = 1, i + 1
+                while depth:
+                    depth += body[j][0] in ("loop_it", "loop_jv")
+                    depth -= body[j][0] == "end"
+                    j += 1
+                var, count = ("it", items) if op[0] == "loop_it" else ("jv", group)
+                for v in range(count):
+                    out += walk(body[i + 1:j - 1], dict(env, **{var: v}))
                 i = j
             elif op[0] == "access":
-                st = env["sj"] % 2
+                st = (env["it"] * group + env["jv"]) % 2
                 def at(ps):
                     return [(b, st if s == "st" else None) for b, s in ps]
                 out.append(("access", at(op[1]), at(op[2]), None, None))
@@ -239,12 +203,13 @@ def expand(ops: list, items: int, group: int) -> list:
             else:
                 kind, bar, idx, parity = op
                 e = dict(env, group=group)
+                e["sj"] = e["it"] * group + e["jv"]
                 e["st"] = e["ph"] = e["sj"] % 2
                 out.append((kind, bar, eval(idx, {}, dict(e)), eval(parity, {}, dict(e)) % 2 if parity else None,
                             intent(parity, e) if parity else None))
                 i += 1
         return out
-    return walk(ops, {"it": 0, "jv": 0, "ci": 0, "sj": 0})
+    return walk(ops, {"it": 0, "jv": 0})
 
 
 def join(a: dict, b: dict) -> dict:
@@ -328,11 +293,6 @@ def access(r: str, now: dict, reads_of: list, writes_of: list, last_write: dict,
 
 
 def check(source: str, items: int, group: int, runs: int = 500, flags: dict | None = None) -> list[str]:
-    """items: the CTA's chunk slots (more than one needs a kernel that walks several: its `items` parameter, set
-    here to items * group if not given, or the former loop over slots)"""
-    flags = dict(flags or {})
-    if items > 1 and INT_PARAM.pattern and re.search(r"^    items: int = ", source, re.M):
-        flags.setdefault("items", items * group)
     counts, roles = parse(source, flags)
     progs = {r: (w, expand(ops, items, group)) for r, (w, ops) in roles.items()}
     return [f"seed {s}: {err}" for s in range(runs) if (err := simulate(counts, progs, s))]
@@ -341,8 +301,7 @@ def check(source: str, items: int, group: int, runs: int = 500, flags: dict | No
 def main() -> int:
     path = sys.argv[1]
     nums = [a for a in sys.argv[2:] if "=" not in a]
-    flags = {a.split("=")[0]: (a.split("=")[1] == "True" if a.split("=")[1] in ("True", "False") else int(a.split("=")[1]))
-             for a in sys.argv[2:] if "=" in a}
+    flags = {a.split("=")[0]: a.split("=")[1] == "True" for a in sys.argv[2:] if "=" in a}
     items, group, runs = (int(x) for x in (nums + ["1", "2", "500"][len(nums):])[:3])
     errors = check(open(path).read(), items, group, runs, flags)
     print(f"{path}: items={items} group={group} {flags or ''}: {len(errors)} of {runs} schedules failed")

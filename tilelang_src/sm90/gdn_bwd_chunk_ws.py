@@ -23,9 +23,8 @@ tokens): each v-head waited on that chain of hand-offs.
 
 Each GEMM is one warpgroup's 64-row wgmma over the whole N, so the row sums of a C x V fragment stay
 inside a quad (no cross-warpgroup reduction, no block barrier). Every hand-off between the warpgroups is
-an mbarrier completing one phase per item (a v-head of the chunk; with `items`, a (chunk, v-head) pair of the
-CTA's chunks; parity it % 2); a buffer's next writer waits on its readers' barrier of the previous item (parity
-(it + 1) % 2, which a fresh barrier passes at it = 0).
+an mbarrier completing one phase per v-head (parity jv % 2); a buffer's next writer waits on its
+readers' barrier of the previous v-head (parity (jv + 1) % 2, which a fresh barrier passes at jv = 0).
 
 Shared memory is single-buffered but for A, g and beta (two stages), as in gdn_bwd_chunk.py; buffers are
 reused by hand where shape and dtype match: V's holds W, dVd's holds dv (WK, after WA's dAb), Pg's holds
@@ -77,15 +76,6 @@ def gdn_bwd_chunk_ws_sm90(
     # benchmarks/results/H200_prep_zld.md): 716.8 -> 681.2 us at (16, 64), 433.8 -> 416.3 at (16, 32), 132.4 -> 128.6
     # at (2, 8). On in variants.py for the sm90 family
     dl_rs: bool = False,
-    # items per CTA: 0 keeps one chunk slot per CTA (its group's v-heads); n > 0 gives each CTA max(1, n // group)
-    # consecutive chunk slots and walks their (chunk, v-head) items in order, so that with few v-heads per group the
-    # producer loads the next item's S0, dS1, V, dO and A under the current one instead of each CTA starting cold
-    # (at (16, 16) a CTA is one item: 17 SM-us per item against 11 at (16, 64), nineteenth session). Q and K are
-    # reloaded per chunk (single buffer: freed by `qk_free` once dq and dk of the chunk are stored through them).
-    # H200 (benchmarks/results/H200_bwdc_items.md, outputs bitwise equal): items = 8 1.4-4.4% faster at one v-head
-    # per group, 6-16% slower at two and four (a longer kernel with more spills; the item's time is its own work,
-    # which a group amortizes, not a cold start). Off; kept as the walk a fused state gradient would need
-    items: int = 0,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -154,16 +144,6 @@ def gdn_bwd_chunk_ws_sm90(
         else:
             store_chunk_rows(src, dst, t0, hv, n_valid, n_store, BT, V, dtype)
 
-    @T.macro
-    def next_chunk(cu_seqlens, slot, t0v: T.Ref, seq: T.Ref, hi: T.Ref, seq_end: T.Ref):
-        """t0v, seq, seq_end <- the chunk of `slot`, the slot after t0v's (with `items`): the next chunk of the same
-        sequence when there is one (t0v + BT < seq_end: slots of a sequence's chunks are consecutive), else the
-        search over cu_seqlens (the next sequence, an empty one, or the padding tail)"""
-        if t0v + BT < seq_end:
-            t0v = t0v + BT
-        else:
-            t0v = chunk_of_slot(cu_seqlens, N1 - 1, num_tokens, slot, BT, seq, hi, seq_end)
-
     @T.prim_func
     def gdn_bwd_chunk_ws(
         q: T.Tensor((num_tokens, H, K), dtype),
@@ -184,36 +164,18 @@ def gdn_bwd_chunk_ws_sm90(
         scale: T.float32,
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        with T.Kernel(T.ceildiv(NH, T.max(items // group, 1)) if items else NH, H, threads=384) as (bx, hq):
+        with T.Kernel(NH, H, threads=384) as (slot, hq):
             num_seqs = N1 - 1
             seq = T.alloc_var("int32", init=0)
             hi = T.alloc_var("int32", init=0)
             seq_end = T.alloc_var("int32", init=0)
-            if items:
-                # the CTA's slots [slot0, slot0 + n_chunks); each role walks them itself (next_chunk), so t0 and
-                # the names below are rebound per item in every loop
-                cpc = T.max(items // group, 1)
-                slot0 = bx * cpc
-                n_items = T.min(cpc, NH - slot0) * group
-                t0v = T.alloc_var("int32", init=0)
-                t0v = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot0, BT, seq, hi, seq_end)
-                # the item's v-head and chunk (slot slot0 + ci), stepped per item: divisions by the runtime group in
-                # every index and parity made the kernel's SASS 1.6x longer and the kernel 1.1-1.5x slower (H200)
-                jv_v = T.alloc_var("int32", init=0)
-                ci_v = T.alloc_var("int32", init=0)
-                t0 = t0v
-                slot = slot0
-            else:
-                slot = bx
-                t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
+            t0 = chunk_of_slot(cu_seqlens, num_seqs, num_tokens, slot, BT, seq, hi, seq_end)
             n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
             n_store = T.max(n_valid, n_tail)
             last = T.max(n_valid - 1, 0)
             # a full chunk, tested on the unclamped difference (common/chunk_load.py: `n_valid == BT` sent the A
             # warp down its TMA path in partial chunks, an nvcc 13.0 miscompile)
             full = seq_end - t0 >= BT
-            # the first chunk's, for the producer's first Q and K (the names above are rebound per item with `items`)
-            first = (t0, n_valid, full)
 
             # inputs (WP)
             q_s = T.alloc_shared((BT, K), dtype)
@@ -300,9 +262,7 @@ def gdn_bwd_chunk_ws_sm90(
             vd_read = T.alloc_barrier(128)  # Vd read (WA may write the next Vd)
             dp_read = T.alloc_barrier(128)  # dP read (WA may write dKs)
             dks_read = T.alloc_barrier(128)  # dKs read (WA may write the next dP)
-            fin = T.alloc_barrier(256)  # both warpgroups done with Q and K (dq, dk staged there); per chunk with items
-            if items:
-                qk_free = T.alloc_barrier(256)  # dq and dk of a chunk stored: Q's and K's buffers free (WA, WK -> WP)
+            fin = T.alloc_barrier(256)  # both warpgroups done with Q and K (dq, dk staged there)
 
             tx = T.get_thread_binding()
 
@@ -310,31 +270,12 @@ def gdn_bwd_chunk_ws_sm90(
                 # ================= WA: Pg, Ag, W, Vd, dP, dQ, E, dA, dL, dKs, dg, dbeta
                 T.set_max_nreg(regs[0], 1)
                 T.clear(dqf)
-                if not items:
-                    T.barrier_wait(bar_qk[0], 0)
-                for it in T.serial(n_items if items else group):
-                    if items:
-                        if it > 0:
-                            jv_v = jv_v + 1
-                            if jv_v == group:
-                                jv_v = 0
-                                ci_v = ci_v + 1
-                                next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
-                        jv = jv_v
-                        ci = ci_v
-                        t0 = t0v
-                        n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
-                        n_store = T.max(n_valid, n_tail)
-                        last = T.max(n_valid - 1, 0)
-                        full = seq_end - t0 >= BT
-                        if jv == 0:
-                            T.barrier_wait(bar_qk[0], ci % 2)
-                    else:
-                        jv = it
+                T.barrier_wait(bar_qk[0], 0)
+                for jv in T.serial(group):
                     hv = hq * group + jv
-                    st = it % 2
-                    ph = it % 2
-                    T.barrier_wait(bar_ab[st], (it // 2) % 2)
+                    st = jv % 2
+                    ph = jv % 2
+                    T.barrier_wait(bar_ab[st], (jv // 2) % 2)
                     for r in T.Parallel(BT):
                         gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
                     # ---- P, Pg (held in pa until E's first part), Ag
@@ -365,7 +306,7 @@ def gdn_bwd_chunk_ws_sm90(
                             ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
                     if dl_rs:  # WK has read the previous v-head's Ag (without dl_rs WA waited for that before dL;
                         # WA's wait on dp_read implies it too, scripts/barrier_protocol_sim.py: kept explicit)
-                        T.barrier_wait(ag_read[0], (it + 1) % 2)
+                        T.barrier_wait(ag_read[0], (jv + 1) % 2)
                     T.copy(ma, ag_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_ag[0])
@@ -384,14 +325,14 @@ def gdn_bwd_chunk_ws_sm90(
                     if vd_halves:
                         T.gemm(ag_s, w_s[:, 0:V // 2], acc_h, clear_accum=True)
                         if not lean_waits:
-                            T.barrier_wait(vd_read[0], (it + 1) % 2)
+                            T.barrier_wait(vd_read[0], (jv + 1) % 2)
                         T.copy(acc_h, vd_s[:, 0:V // 2])
                         T.gemm(ag_s, w_s[:, V // 2:V], acc_h, clear_accum=True)
                         T.copy(acc_h, vd_s[:, V // 2:V])
                     else:
                         T.gemm(ag_s, w_s, acc_a, clear_accum=True)
                         if not lean_waits:
-                            T.barrier_wait(vd_read[0], (it + 1) % 2)
+                            T.barrier_wait(vd_read[0], (jv + 1) % 2)
                         T.copy(acc_a, vd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_vd[0])
@@ -403,7 +344,7 @@ def gdn_bwd_chunk_ws_sm90(
                         pa[r, c] = pa[r, c] * ma[r, c]
                     T.copy(pa, sq_s[:, 0:BT])
                     scale_gamma(ma, gm, g_s, st, scale)
-                    T.barrier_wait(dks_read[0], (it + 1) % 2)
+                    T.barrier_wait(dks_read[0], (jv + 1) % 2)
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dp[0])
@@ -538,55 +479,24 @@ def gdn_bwd_chunk_ws_sm90(
                                 dg[t0 + r, hv] = T.if_then_else(r < n_valid, dgc_s[r], 0.0)
                                 dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
                     T.barrier_arrive(ab_free[st])
-                    if items:
-                        if jv == group - 1:
-                            # the chunk's dq, staged through Q's buffer once WK is done with Q and K; then both
-                            # buffers go back to the producer for the next chunk
-                            T.barrier_arrive(fin[0])
-                            T.barrier_wait(fin[0], ci % 2)
-                            T.copy(dqf, q_s)
-                            store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
-                            T.clear(dqf)
-                            T.fence_proxy_async()
-                            T.barrier_arrive(qk_free[0])
 
-                if not items:
-                    # ---- the join with WK
-                    T.barrier_arrive(fin[0])
-                    T.barrier_wait(fin[0], 0)
-                    # ---- dq stored through Q's buffer
-                    T.copy(dqf, q_s)
-                    store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
+                # ---- the join with WK
+                T.barrier_arrive(fin[0])
+                T.barrier_wait(fin[0], 0)
+                # ---- dq stored through Q's buffer
+                T.copy(dqf, q_s)
+                store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
 
             elif tx < 256:
                 # ================= WK: dVd, dv, dVg, dK
                 T.set_max_nreg(regs[1], 1)
                 T.clear(dkf)
-                if not items:
-                    T.barrier_wait(bar_qk[0], 0)
-                for it in T.serial(n_items if items else group):
-                    if items:
-                        if it > 0:
-                            jv_v = jv_v + 1
-                            if jv_v == group:
-                                jv_v = 0
-                                ci_v = ci_v + 1
-                                next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
-                        jv = jv_v
-                        ci = ci_v
-                        t0 = t0v
-                        n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
-                        n_store = T.max(n_valid, n_tail)
-                        last = T.max(n_valid - 1, 0)
-                        full = seq_end - t0 >= BT
-                        if jv == 0:
-                            T.barrier_wait(bar_qk[0], ci % 2)
-                    else:
-                        jv = it
+                T.barrier_wait(bar_qk[0], 0)
+                for jv in T.serial(group):
                     hv = hq * group + jv
-                    st = it % 2
-                    ph = it % 2
-                    T.barrier_wait(bar_ab[st], (it // 2) % 2)
+                    st = jv % 2
+                    ph = jv % 2
+                    T.barrier_wait(bar_ab[st], (jv // 2) % 2)
                     for r in T.Parallel(BT):
                         gam_k[r] = T.exp2(g_s[st, r] * LOG2E)
                         rr_k[r] = T.if_then_else(r < n_valid, T.exp2((g_s[st, BT - 1] - g_s[st, r]) * LOG2E), 0.0)
@@ -615,7 +525,7 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_wait(bar_do[0], ph)
                     T.gemm(pg_s, do_s, acc_k, transpose_A=True)
                     T.barrier_arrive(do_free[0])
-                    T.barrier_wait(dvd_read[0], (it + 1) % 2)
+                    T.barrier_wait(dvd_read[0], (jv + 1) % 2)
                     if tma_dv:  # the previous v-head's dv store has read the buffer
                         T.tma_store_wait()
                     T.copy(acc_k, dvd_s)
@@ -715,26 +625,15 @@ def gdn_bwd_chunk_ws_sm90(
                     else:
                         T.gemm(dp_s, k_s, dkf)
                         T.barrier_arrive(dks_read[0])
-                    if items:
-                        if jv == group - 1:
-                            # the chunk's dk through K's buffer (see WA's dq)
-                            T.barrier_arrive(fin[0])
-                            T.barrier_wait(fin[0], ci % 2)
-                            T.copy(dkf, k_s)
-                            store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
-                            T.clear(dkf)
-                            T.fence_proxy_async()
-                            T.barrier_arrive(qk_free[0])
 
                 if tma_dv:  # the last dv store has read dVd's buffer before the CTA's shared memory goes
                     T.tma_store_wait()
-                if not items:
-                    # ---- the join with WA
-                    T.barrier_arrive(fin[0])
-                    T.barrier_wait(fin[0], 0)
-                    # ---- dk stored through K's buffer
-                    T.copy(dkf, k_s)
-                    store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
+                # ---- the join with WA
+                T.barrier_arrive(fin[0])
+                T.barrier_wait(fin[0], 0)
+                # ---- dk stored through K's buffer
+                T.copy(dkf, k_s)
+                store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
 
             else:
                 # ================= WP: loads, one warp per input
@@ -743,111 +642,37 @@ def gdn_bwd_chunk_ws_sm90(
                     # Q and K once, S0 and dS1 per v-head: TMA (Q and K by element copies in a partial chunk). A
                     # producer warp each took four round trips for Q and K by element copies, and the consumers'
                     # first wait (for them) held 4.4% of the kernel's warp samples (Nsight Compute, 9dced96)
-                    # (with `items` the first chunk's here too; a later chunk's S0 and dS1 of its first item go
-                    # before its Q and K, which wait for the consumers to finish the previous chunk, while S0 and dS1
-                    # wait only for the reads of the previous item)
-                    load_tile(q, q_s, bar_qk, first[0], hq, first[1], first[2], BT, K, dtype, qk_tma)
-                    load_tile(k, k_s, bar_qk, first[0], hq, first[1], first[2], BT, K, dtype, qk_tma)
+                    load_tile(q, q_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
+                    load_tile(k, k_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
                     T.barrier_arrive(bar_qk[0])
-                    for it in T.serial(n_items if items else group):
-                        if items:
-                            if it > 0:
-                                jv_v = jv_v + 1
-                                if jv_v == group:
-                                    jv_v = 0
-                                    ci_v = ci_v + 1
-                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
-                            jv = jv_v
-                            ci = ci_v
-                            t0 = t0v
-                            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
-                            n_store = T.max(n_valid, n_tail)
-                            last = T.max(n_valid - 1, 0)
-                            full = seq_end - t0 >= BT
-                            slot = slot0 + ci
-                        else:
-                            jv = it
+                    for jv in T.serial(group):
                         hv = hq * group + jv
-                        T.barrier_wait(h_free[0], (it + 1) % 2)
+                        T.barrier_wait(h_free[0], (jv + 1) % 2)
                         T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
                         T.barrier_arrive(bar_h[0])
-                        T.barrier_wait(dh_free[0], (it + 1) % 2)
+                        T.barrier_wait(dh_free[0], (jv + 1) % 2)
                         T.tma_copy(dh[slot, hv, 0:K, 0:V], dh_s, barrier=bar_dh[0])
                         T.barrier_arrive(bar_dh[0])
-                        if items:
-                            if jv == 0 and it > 0:
-                                T.barrier_wait(qk_free[0], (ci + 1) % 2)
-                                load_tile(q, q_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
-                                load_tile(k, k_s, bar_qk, t0, hq, n_valid, full, BT, K, dtype, qk_tma)
-                                T.barrier_arrive(bar_qk[0])
                 elif tx < 256 + 64:
                     # V
-                    for it in T.serial(n_items if items else group):
-                        if items:
-                            if it > 0:
-                                jv_v = jv_v + 1
-                                if jv_v == group:
-                                    jv_v = 0
-                                    ci_v = ci_v + 1
-                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
-                            jv = jv_v
-                            ci = ci_v
-                            t0 = t0v
-                            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
-                            n_store = T.max(n_valid, n_tail)
-                            last = T.max(n_valid - 1, 0)
-                            full = seq_end - t0 >= BT
-                        else:
-                            jv = it
+                    for jv in T.serial(group):
                         hv = hq * group + jv
-                        T.barrier_wait(v_free[0], (it + 1) % 2)
+                        T.barrier_wait(v_free[0], (jv + 1) % 2)
                         load_tile(v, w_s, bar_v, t0, hv, n_valid, full, BT, V, dtype, tma_inputs)
                         T.barrier_arrive(bar_v[0])
                 elif tx < 256 + 96:
                     # dO
-                    for it in T.serial(n_items if items else group):
-                        if items:
-                            if it > 0:
-                                jv_v = jv_v + 1
-                                if jv_v == group:
-                                    jv_v = 0
-                                    ci_v = ci_v + 1
-                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
-                            jv = jv_v
-                            ci = ci_v
-                            t0 = t0v
-                            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
-                            n_store = T.max(n_valid, n_tail)
-                            last = T.max(n_valid - 1, 0)
-                            full = seq_end - t0 >= BT
-                        else:
-                            jv = it
+                    for jv in T.serial(group):
                         hv = hq * group + jv
-                        T.barrier_wait(do_free[0], (it + 1) % 2)
+                        T.barrier_wait(do_free[0], (jv + 1) % 2)
                         load_tile(d_o, do_s, bar_do, t0, hv, n_valid, full, BT, V, dtype, tma_inputs)
                         T.barrier_arrive(bar_do[0])
                 else:
                     # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
-                    for it in T.serial(n_items if items else group):
-                        if items:
-                            if it > 0:
-                                jv_v = jv_v + 1
-                                if jv_v == group:
-                                    jv_v = 0
-                                    ci_v = ci_v + 1
-                                    next_chunk(cu_seqlens, slot0 + ci_v, t0v, seq, hi, seq_end)
-                            jv = jv_v
-                            ci = ci_v
-                            t0 = t0v
-                            n_valid, n_tail = chunk_rows(t0, seq, seq_end, num_seqs, num_tokens, BT)
-                            n_store = T.max(n_valid, n_tail)
-                            last = T.max(n_valid - 1, 0)
-                            full = seq_end - t0 >= BT
-                        else:
-                            jv = it
+                    for jv in T.serial(group):
                         hv = hq * group + jv
-                        st = it % 2
-                        T.barrier_wait(ab_free[st], (it // 2 + 1) % 2)
+                        st = jv % 2
+                        T.barrier_wait(ab_free[st], (jv // 2 + 1) % 2)
                         if tma_inputs and full:
                             T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[st, :, :], barrier=bar_ab[st])
                         else:
