@@ -75,9 +75,19 @@ def gdn_chunk_prep_sm90(
     # loads of 16 bytes per thread (the loads were 70 of 580 us at (16, 64) with 4 CTAs per SM); partial chunks as
     # before. H200: see z_rs (alone 526.9 us at (16, 64), but 94.2 at (2, 8)); on with it for the sm90 family
     tma_loads: bool = False,
+    # the level-1 merge's two 16x16x16 products per 32-block on per-warp TF32 mma.sync (m16n8k8): warp w forms
+    # columns 8 (w % 2) .. + 8 of 32-block w // 2's products, its operands loaded from the fp32 matrices in the
+    # instruction's fragment layout (6 shared loads per k-step against the FMA loop's 2 per multiply-add; that loop
+    # was 89 of 580 us at (16, 64), benchmarks/results/H200_tma_stores.md). TF32 merges are as accurate as today's
+    # prep at l2-normalized keys (docs/inverse_precision.md). The fragment indexing checked against the FMA merge by a
+    # lane-by-lane emulation (scripts/mma_fragment_check.py); lowered and compiled (nvcc 13.0: 128 registers, 28 bytes
+    # spilled against the default's 32), not yet run on a GPU: off
+    mma_level1: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
+    assert not (mma_level1 and tc_level1), "one form of the level-1 merge"
+    assert threads == 128 or not mma_level1, "mma_level1: one warp per (32-block, column half)"
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -101,6 +111,45 @@ def gdn_chunk_prep_sm90(
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
                     z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
+
+    @T.macro
+    def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
+        """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8 (h = w % 2)
+        of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
+        scaled by beta's rows into the scratch inv[16p + r, 32 + c]; then -D_hi Y into the inverse's block
+        inv[32p + 16 + r, 32p + c]. A warp reads back only the scratch columns it wrote."""
+        w = tx // 32
+        lg = (tx % 32) // 4
+        lt = tx % 4
+        p = w // 2
+        c0 = 8 * (w % 2)
+        for i in T.unroll(4):
+            fc[i] = 0.0
+        for ks in T.unroll(2):
+            fa[0] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg]
+            fa[1] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg + 8]
+            fa[2] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg]
+            fa[3] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg + 8]
+            fb[0] = inv_s[32 * p + 8 * ks + lt, 32 * p + c0 + lg]
+            fb[1] = inv_s[32 * p + 8 * ks + lt + 4, 32 * p + c0 + lg]
+            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
+                      T.bool(False))
+        for i in T.unroll(4):
+            inv_s[16 * p + lg + 8 * (i // 2), 32 + c0 + 2 * lt + i % 2] = (
+                b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i])
+        for i in T.unroll(4):
+            fc[i] = 0.0
+        for ks in T.unroll(2):
+            fa[0] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt]
+            fa[1] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt]
+            fa[2] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt + 4]
+            fa[3] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt + 4]
+            fb[0] = inv_s[16 * p + 8 * ks + lt, 32 + c0 + lg]
+            fb[1] = inv_s[16 * p + 8 * ks + lt + 4, 32 + c0 + lg]
+            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
+                      T.bool(False))
+        for i in T.unroll(4):
+            inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
 
     @T.prim_func
     def gdn_chunk_prep(
@@ -160,6 +209,12 @@ def gdn_chunk_prep_sm90(
                 dlo_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
                 dhi_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
+            if mma_level1:
+                # one m16n8k8 TF32 step's fragments (PTX ISA layout; g = lane / 4, t = lane % 4): A's rows g, g + 8
+                # and columns t, t + 4; B's rows t, t + 4 and column g; C's rows g, g + 8 and columns 2t, 2t + 1
+                fa = T.alloc_local((4,), accum)
+                fb = T.alloc_local((2,), accum)
+                fc = T.alloc_local((4,), accum)
             if z_rs:
                 pg_frag = T.alloc_fragment((BT, BT), dtype)  # Pg in the q dtype: the Z wgmma's A operand
             if tma_loads:
@@ -230,7 +285,9 @@ def gdn_chunk_prep_sm90(
                                 dhi_s[16 * (tx // 32) + m, 16 * (tx // 32) + tx % 16] = col[m]
 
                 # ---- level 1: X = -D_hi T_lo D_lo for the 16-blocks (1,0) and (3,2); T_lo D_lo in inv_s[0:32, 32:48]
-                if tc_level1:
+                if mma_level1:
+                    mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx)
+                elif tc_level1:
                     # block p of the product sits at [16p, 16p + 16) x [16p, 16p + 16) of the 32x32 result, zeros
                     # around it (the operands are block diagonal); scaled by beta, it is the second product's B
                     T.gemm(a1_s[:, 0:32], dlo_s[:, 0:32], acc32, transpose_A=True, clear_accum=True)
