@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (A record: the `items` option and its ablate specs bwdcwsi2 / i4 / i8 were removed after this run; they are at f8c2ddc.)
 # One GPU, the wheel with the chunk gradient's `items` = 4 on (each CTA walks max(1, 4 // group) chunk slots): the
 # chunk gradient alone in ablate.py (the default against items = 2 / 4 / 8, every output compared, 8192 tokens, one
 # sequence), the GPU suite and the edge stage on the wheel (the walk over sequences, partial chunks and tail slots),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (A record: the `items` option and its ablate specs bwdcwsi2 / i4 / i8 were removed after this run; they are at f8c2ddc.)
 # One GPU: the chunk gradient's items walk after s19_3 (whose divisions by the runtime group made it 1.1-1.5x slower):
 # ablate.py, the default against items = 4 / 8, every output compared, 8192 tokens, five head configurations.
 set -uo pipefail

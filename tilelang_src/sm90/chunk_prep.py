@@ -114,8 +114,8 @@ def gdn_chunk_prep_sm90(
 
     @T.macro
     def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
-        """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8 (h = w % 2)
-        of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
+        """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8
+        (h = w % 2) of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
         scaled by beta's rows into the scratch inv[16p + r, 32 + c]; then -D_hi Y into the inverse's block
         inv[32p + 16 + r, 32p + c]. A warp reads back only the scratch columns it wrote."""
         w = tx // 32
