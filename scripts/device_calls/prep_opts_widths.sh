@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# (Written in the eighteenth session for the next one; not yet run.) One GPU, HEAD's wheel: the chunk prep's off
+# (Written in the eighteenth session, run in the nineteenth: benchmarks/results/H200_prep_zld.md. A record: the specs
+# prep4z / prep4ld / prep4zld / bwdcwsdl are gone, their options the defaults since.) One GPU, HEAD's wheel: the chunk prep's off
 # options against the default (ablate.py, 32768 tokens, every output compared: z_rs, tma_loads, both), the chunk
 # gradient's dl_rs against its default (8192 tokens), the inverse's latency on a lone warpgroup, then the
 # training step and the forward, flashqla alone, at V-slice width automatic / 64 / 128 (FLASHQLA_FWD_BLOCK_V forces
