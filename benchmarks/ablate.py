@@ -336,7 +336,8 @@ SPECS = {
     # kernel spill); Z from shared memory ("nz"), Q and K by element loads ("nld"), both ("s18": the eighteenth
     # session's default; the nineteenth's runs of z_rs and tma_loads were specs prep4z / prep4ld / prep4zld against it);
     # the level-1 merge on per-warp TF32 mma.sync ("m1": mma_level1, not yet run; A differs from the FMA merge's in
-    # rounding, so compare its error against float64 in the suite too)
+    # rounding, so compare its error against float64 in the suite too); the diagonal 16x16 blocks from 8x8 ones ("d8":
+    # diag8, not yet run); both ("d8m1")
     **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                            params=dict(PREP_PARAMS, **extra), fix=[], last_param="",
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
@@ -346,7 +347,8 @@ SPECS = {
                           "l1": dict(tc_level1=True),
                           "e": dict(tma_stores=False, min_blocks=3, z_rs=False, tma_loads=False),
                           "m3": dict(min_blocks=3), "nz": dict(z_rs=False), "nld": dict(tma_loads=False),
-                          "s18": dict(z_rs=False, tma_loads=False), "m1": dict(mma_level1=True)}.items()},
+                          "s18": dict(z_rs=False, tma_loads=False), "m1": dict(mma_level1=True),
+                          "d8": dict(diag8=True), "d8m1": dict(diag8=True, mma_level1=True)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},

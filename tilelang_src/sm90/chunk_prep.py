@@ -80,13 +80,21 @@ def gdn_chunk_prep_sm90(
     # instruction's fragment layout (6 shared loads per k-step against the FMA loop's 2 per multiply-add; that loop
     # was 89 of 580 us at (16, 64), benchmarks/results/H200_tma_stores.md). TF32 merges are as accurate as today's
     # prep at l2-normalized keys (docs/inverse_precision.md). The fragment indexing checked against the FMA merge by a
-    # lane-by-lane emulation (scripts/mma_fragment_check.py); lowered and compiled (nvcc 13.0: 128 registers, 28 bytes
-    # spilled against the default's 32), not yet run on a GPU: off
+    # lane-by-lane emulation (scripts/prep_inverse_emulation.py); lowered and compiled (nvcc 13.0: 128 registers, 28
+    # bytes spilled against the default's 32; none with diag8 too), not yet run on a GPU: off
     mma_level1: bool = False,
+    # the diagonal 16x16 blocks of the inverse from 8x8 ones: 64 threads solve the eight 8x8 diagonal blocks (a
+    # 28-step chain per column against the 16x16 solve's 120), then each warp merges one 16-block, X = -D2 T21 D1 (two
+    # 8x8x8 products, two outputs per thread). The 16x16 solves were 40 of 580 us at (16, 64) and are the inverse's
+    # longest dependent chain (its latency matters for an inverse inside the fused forward, speed_plan Forward next 1).
+    # Checked against the 16x16 solve in float64 by scripts/prep_inverse_emulation.py; lowered and compiled, not yet
+    # run on a GPU: off
+    diag8: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
     assert not (mma_level1 and tc_level1), "one form of the level-1 merge"
+    assert not (diag8 and tc_level1), "tc_level1 copies the 16x16 solve's columns"
     assert threads == 128 or not mma_level1, "mma_level1: one warp per (32-block, column half)"
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -151,6 +159,43 @@ def gdn_chunk_prep_sm90(
         for i in T.unroll(4):
             inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
 
+    @T.macro
+    def diag8_blocks(m_s, inv_s, b_s, col8, yv, tx):
+        """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
+        blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
+        forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch inv[8b + r, 32 + c]
+        and X = -D2 Y into inv[16b + 8 + r, 16b + c]."""
+        if tx < 64:
+            for m in T.unroll(8):
+                col8[m] = T.if_then_else(m == tx % 8, 1.0, 0.0)
+            for m in T.unroll(1, 8):
+                for j in T.unroll(m):
+                    col8[m] -= (b_s[8 * (tx // 8) + m] * m_s[8 * (tx // 8) + j, 8 * (tx // 8) + m]) * col8[j]
+            for m in T.unroll(8):
+                inv_s[8 * (tx // 8) + m, tx] = col8[m]
+            # the upper-right 8x8 of each 16-block: zeros (the level-1 merge reads the whole 16x16 block)
+            for cc in T.unroll(4):
+                inv_s[16 * (tx // 16) + (tx % 16) // 2, 16 * (tx // 16) + 8 + 4 * (tx % 2) + cc] = 0.0
+        bw = tx // 32
+        r = (tx % 32) // 4
+        c = 2 * (tx % 4)
+        yv[0] = 0.0
+        yv[1] = 0.0
+        for j in T.unroll(8):
+            t21 = b_s[16 * bw + 8 + r] * m_s[16 * bw + j, 16 * bw + 8 + r]
+            yv[0] += t21 * inv_s[16 * bw + j, 16 * bw + c]
+            yv[1] += t21 * inv_s[16 * bw + j, 16 * bw + c + 1]
+        inv_s[8 * bw + r, 32 + c] = yv[0]
+        inv_s[8 * bw + r, 32 + c + 1] = yv[1]
+        yv[0] = 0.0
+        yv[1] = 0.0
+        for j in T.unroll(8):
+            d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
+            yv[0] -= d2 * inv_s[8 * bw + j, 32 + c]
+            yv[1] -= d2 * inv_s[8 * bw + j, 32 + c + 1]
+        inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[0]
+        inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[1]
+
     @T.prim_func
     def gdn_chunk_prep(
         q: T.Tensor((num_tokens, H, K), dtype),
@@ -209,6 +254,9 @@ def gdn_chunk_prep_sm90(
                 dlo_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
                 dhi_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
+            if diag8:
+                col8 = T.alloc_local((8,), accum)  # one column of an 8x8 diagonal block's inverse
+                yv = T.alloc_local((2,), accum)  # a thread's two outputs of the 8x8 merge
             if mma_level1:
                 # one m16n8k8 TF32 step's fragments (PTX ISA layout; g = lane / 4, t = lane % 4): A's rows g, g + 8
                 # and columns t, t + 4; B's rows t, t + 4 and column g; C's rows g, g + 8 and columns 2t, 2t + 1
@@ -267,8 +315,10 @@ def gdn_chunk_prep_sm90(
                 T.cumsum(gc_s, dim=0)
 
                 # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers,
-                # T[m, j] = beta_m M[j, m] (m > j)
-                if tx < 64:
+                # T[m, j] = beta_m M[j, m] (m > j); with diag8 from 8x8 blocks
+                if diag8:
+                    diag8_blocks(m_s, inv_s, b_s, col8, yv, tx)
+                elif tx < 64:
                     for m in T.unroll(16):
                         col[m] = T.if_then_else(m == tx % 16, 1.0, 0.0)
                     for m in T.unroll(1, 16):
