@@ -87,8 +87,8 @@ def gdn_chunk_prep_sm90(
     # 28-step chain per column against the 16x16 solve's 120), then each warp merges one 16-block, X = -D2 T21 D1 (two
     # 8x8x8 products, two outputs per thread). The 16x16 solves were 40 of 580 us at (16, 64) and are the inverse's
     # longest dependent chain (its latency matters for an inverse inside the fused forward, speed_plan Forward next 1).
-    # Checked against the 16x16 solve in float64 by scripts/prep_inverse_emulation.py; lowered and compiled, not yet
-    # run on a GPU: off
+    # Checked against the inverses of T's diagonal blocks in float64 by scripts/prep_inverse_emulation.py; lowered and
+    # compiled (no spills), not yet run on a GPU: off
     diag8: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
@@ -96,6 +96,7 @@ def gdn_chunk_prep_sm90(
     assert not (mma_level1 and tc_level1), "one form of the level-1 merge"
     assert not (diag8 and tc_level1), "tc_level1 copies the 16x16 solve's columns"
     assert threads == 128 or not mma_level1, "mma_level1: one warp per (32-block, column half)"
+    assert threads == 128 or not diag8, "diag8: one warp per 16-block"
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
