@@ -17,6 +17,5 @@ PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/ablate.p
   --heads 16,16 16,64 --masks 0 1 2 3 4 8 16 32 48 63 > "$OUT/ablate_bwdc_bits.log" 2>&1
 echo "bwdc bits rc=$?"; grep "^bwdcwsab " "$OUT/ablate_bwdc_bits.log" | cut -c1-110
 PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/ablate.py --kernels prep prep4m1 prep4d8 prep4d8m1 prep4nz \
-  --variants cur
-  --tokens 32768 --heads 2,8 16,16 16,32 16,64 > "$OUT/ablate_prep_m1.log" 2>&1
+  --variants cur --tokens 32768 --heads 2,8 16,16 16,32 16,64 > "$OUT/ablate_prep_m1.log" 2>&1
 echo "prep m1 rc=$?"; grep -A25 "^kernel " "$OUT/ablate_prep_m1.log" | cut -c1-160
