@@ -1,11 +1,23 @@
 # Steps the device-call scripts share (sourced: `. scripts/device_calls/common.sh`). Scripts of sessions before the
 # eighteenth write them out (records of what each call ran).
 
+# pip_install_wheel SITE WHEEL: the wheel into SITE, offline, without its dependencies
+pip_install_wheel() {
+  python3 -m pip install -q --no-deps --no-index --target "$1" "$2" 2>&1 | grep -v WARNING
+}
+
 # the carried wheel into /tmp/site (or $1), and the commit it was built from
 install_wheel() {
   local site=${1:-/tmp/site}
-  python3 -m pip install -q --no-deps --no-index --target "$site" .carry/flashqla-*.whl 2>&1 | grep -v WARNING
+  pip_install_wheel "$site" .carry/flashqla-*.whl
   echo "wheel commit: $(PYTHONPATH=$site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
+}
+
+# install_ab_wheel COMMIT: another commit's wheel, carried as .carry/ab/COMMIT.zip (pip wants a wheel's file name),
+# into /tmp/site_COMMIT, for flashqla-alone comparisons by wheel in one call
+install_ab_wheel() {
+  mkdir -p "/tmp/w_$1" && cp ".carry/ab/$1.zip" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
+  pip_install_wheel "/tmp/site_$1" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
 }
 
 # pytest on the installed wheel: run_pytest LOG LIMIT_S MARK_EXPR; prints rc, time, failures, skips, the summary

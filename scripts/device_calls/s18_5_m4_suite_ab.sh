@@ -9,8 +9,7 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 install_wheel
 run_pytest "$OUT/pytest.log" 200 "not edge"
 for c in 27ea851 c08f10c; do
-  mkdir -p /tmp/w_$c && cp .carry/ab/$c.zip /tmp/w_$c/flashqla-0.1.0-py3-none-linux_x86_64.whl
-  python3 -m pip install -q --no-deps --no-index --target /tmp/site_$c /tmp/w_$c/*.whl 2>&1 | grep -v WARNING
+  install_ab_wheel $c
 done
 ln -sfn /tmp/site /tmp/site_head
 for mode in fwd fwdbwd; do

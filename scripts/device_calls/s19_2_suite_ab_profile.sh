@@ -10,8 +10,7 @@ install_wheel
 run_pytest "$OUT/pytest.log" 220 "not edge"
 run_pytest "$OUT/pytest_edge.log" 110 edge
 c=09adab1
-mkdir -p /tmp/w_$c && cp .carry/ab/$c.zip /tmp/w_$c/flashqla-0.1.0-py3-none-linux_x86_64.whl
-python3 -m pip install -q --no-deps --no-index --target /tmp/site_$c /tmp/w_$c/*.whl 2>&1 | grep -v WARNING
+install_ab_wheel $c
 ln -sfn /tmp/site /tmp/site_head
 for mode in fwd fwdbwd; do
   for c in 09adab1 head; do

@@ -15,8 +15,7 @@ echo "ablate rc=$?"; grep -A30 "^kernel " "$OUT/ablate_items.log" | cut -c1-150
 run_pytest "$OUT/pytest.log" 200 "not edge"
 run_pytest "$OUT/pytest_edge.log" 100 edge
 c=98b49a0
-mkdir -p /tmp/w_$c && cp .carry/ab/$c.zip /tmp/w_$c/flashqla-0.1.0-py3-none-linux_x86_64.whl
-python3 -m pip install -q --no-deps --no-index --target /tmp/site_$c /tmp/w_$c/*.whl 2>&1 | grep -v WARNING
+install_ab_wheel $c
 ln -sfn /tmp/site /tmp/site_head
 for c in 98b49a0 head; do
   PYTHONPATH=/tmp/site_$c PYTHONUNBUFFERED=1 timeout 60 python3 benchmarks/bench_gdn.py --mode fwdbwd --libs flashqla \
