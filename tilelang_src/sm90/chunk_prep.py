@@ -122,6 +122,18 @@ def gdn_chunk_prep_sm90(
                     z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
 
     @T.macro
+    def solve_diag_column(m_s, inv_s, b_s, col, tx, n):
+        """Thread tx solves column tx % n of the n x n diagonal block e = tx // n of T, T[m, j] = beta_m M[j, m]
+        (m > j), row by row in registers (col[0:n]), and writes it to inv[n e : n e + n, tx]."""
+        for m in T.unroll(n):
+            col[m] = T.if_then_else(m == tx % n, 1.0, 0.0)
+        for m in T.unroll(1, n):
+            for j in T.unroll(m):
+                col[m] -= (b_s[n * (tx // n) + m] * m_s[n * (tx // n) + j, n * (tx // n) + m]) * col[j]
+        for m in T.unroll(n):
+            inv_s[n * (tx // n) + m, tx] = col[m]
+
+    @T.macro
     def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
         """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8
         (h = w % 2) of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
@@ -161,19 +173,13 @@ def gdn_chunk_prep_sm90(
             inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
 
     @T.macro
-    def diag8_blocks(m_s, inv_s, b_s, col8, yv, tx):
+    def diag8_blocks(m_s, inv_s, b_s, col, yv, tx):
         """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
         blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
         forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch inv[8b + r, 32 + c]
         and X = -D2 Y into inv[16b + 8 + r, 16b + c]."""
         if tx < 64:
-            for m in T.unroll(8):
-                col8[m] = T.if_then_else(m == tx % 8, 1.0, 0.0)
-            for m in T.unroll(1, 8):
-                for j in T.unroll(m):
-                    col8[m] -= (b_s[8 * (tx // 8) + m] * m_s[8 * (tx // 8) + j, 8 * (tx // 8) + m]) * col8[j]
-            for m in T.unroll(8):
-                inv_s[8 * (tx // 8) + m, tx] = col8[m]
+            solve_diag_column(m_s, inv_s, b_s, col, tx, 8)
             # the upper-right 8x8 of each 16-block: zeros (the level-1 merge reads the whole 16x16 block)
             for cc in T.unroll(4):
                 inv_s[16 * (tx // 16) + (tx % 16) // 2, 16 * (tx // 16) + 8 + 4 * (tx % 2) + cc] = 0.0
@@ -256,7 +262,6 @@ def gdn_chunk_prep_sm90(
                 dhi_s = T.alloc_shared((32, 32 + ROW_PAD), accum)
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
             if diag8:
-                col8 = T.alloc_local((8,), accum)  # one column of an 8x8 diagonal block's inverse
                 yv = T.alloc_local((2,), accum)  # a thread's two outputs of the 8x8 merge
             if mma_level1:
                 # one m16n8k8 TF32 step's fragments (PTX ISA layout; g = lane / 4, t = lane % 4): A's rows g, g + 8
@@ -318,15 +323,9 @@ def gdn_chunk_prep_sm90(
                 # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers,
                 # T[m, j] = beta_m M[j, m] (m > j); with diag8 from 8x8 blocks
                 if diag8:
-                    diag8_blocks(m_s, inv_s, b_s, col8, yv, tx)
+                    diag8_blocks(m_s, inv_s, b_s, col, yv, tx)
                 elif tx < 64:
-                    for m in T.unroll(16):
-                        col[m] = T.if_then_else(m == tx % 16, 1.0, 0.0)
-                    for m in T.unroll(1, 16):
-                        for j in T.unroll(m):
-                            col[m] -= (b_s[16 * (tx // 16) + m] * m_s[16 * (tx // 16) + j, 16 * (tx // 16) + m]) * col[j]
-                    for m in T.unroll(16):
-                        inv_s[16 * (tx // 16) + m, tx] = col[m]
+                    solve_diag_column(m_s, inv_s, b_s, col, tx, 16)
                     if tc_level1:  # block b = tx // 16 of the solve is D_lo (b even) or D_hi (b odd) of 32-block b // 2
                         if (tx // 16) % 2 == 0:
                             for m in T.unroll(16):
