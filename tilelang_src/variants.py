@@ -89,11 +89,14 @@ PROGRAMS = {
     # (benchmarks/results/H200_prep_zld.md): the prep's Z by an RS wgmma and Q, K by TMA (z_rs, tma_loads) 566.4 ->
     # 543.6 us at (16, 64), 332.6 -> 307.3 at (16, 32), 214.1 -> 190.7 at (16, 16), 86.5 -> 83.6 at (2, 8); the chunk
     # gradient's dL from registers (dl_rs) 716.8 -> 681.2 us at (16, 64), 433.8 -> 416.3 at (16, 32), 132.4 -> 128.6 at
-    # (2, 8). Only measured on sm90: the other families keep element stores and 3 prep CTAs per SM
+    # (2, 8). Twentieth session (benchmarks/results/H200_prep_inverse.md): the inverse's level-1 merge on per-warp TF32
+    # mma.sync and its diagonal 16x16 blocks from 8x8 solves (mma_level1, diag8) 529.7 -> 453.0 us at (16, 64), 307.2 ->
+    # 257.4 at (16, 32), 182.0 -> 160.6 at (16, 16), 92.0 -> 73.4 at (2, 8); A moves by at most one bf16 ulp.
+    # Only measured on sm90: the other families keep element stores and 3 prep CTAs per SM
     "sm90": {**_SM90_PROGRAMS,
              "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90",
                                 dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4, z_rs=True,
-                                     tma_loads=True), ()),
+                                     tma_loads=True, mma_level1=True, diag8=True), ()),
              "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
                          (("bv", 64),)),
              "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),

@@ -80,15 +80,17 @@ def gdn_chunk_prep_sm90(
     # instruction's fragment layout (6 shared loads per k-step against the FMA loop's 2 per multiply-add; that loop
     # was 89 of 580 us at (16, 64), benchmarks/results/H200_tma_stores.md). TF32 merges are as accurate as today's
     # prep at l2-normalized keys (docs/inverse_precision.md). The fragment indexing checked against the FMA merge by a
-    # lane-by-lane emulation (scripts/prep_inverse_emulation.py); lowered and compiled (nvcc 13.0: 128 registers, 28
-    # bytes spilled against the default's 32; none with diag8 too), not yet run on a GPU: off
+    # lane-by-lane emulation (scripts/prep_inverse_emulation.py); nvcc 13.0: 128 registers, 28 bytes spilled against
+    # the default's 32; none with diag8 too. H200 (ablate.py, 32768 tokens; benchmarks/results/H200_prep_inverse.md):
+    # 529.7 -> 468.9 us at (16, 64), 92.0 -> 75.7 at (2, 8); A within one bf16 ulp. On with diag8 for the sm90 family
     mma_level1: bool = False,
     # the diagonal 16x16 blocks of the inverse from 8x8 ones: 64 threads solve the eight 8x8 diagonal blocks (a
     # 28-step chain per column against the 16x16 solve's 120), then each warp merges one 16-block, X = -D2 T21 D1 (two
     # 8x8x8 products, two outputs per thread). The 16x16 solves were 40 of 580 us at (16, 64) and are the inverse's
     # longest dependent chain (its latency matters for an inverse inside the fused forward, speed_plan Forward next 1).
-    # Checked against the inverses of T's diagonal blocks in float64 by scripts/prep_inverse_emulation.py; lowered and
-    # compiled (no spills), not yet run on a GPU: off
+    # Checked against the inverses of T's diagonal blocks in float64 by scripts/prep_inverse_emulation.py; no spills.
+    # H200 (as mma_level1): alone 529.7 -> 515.1 us at (16, 64), 92.0 -> 84.2 at (2, 8); with mma_level1 453.0 and
+    # 73.4. On with it for the sm90 family
     diag8: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
