@@ -97,9 +97,13 @@ def t_matrix(m_s: np.ndarray, b_s: np.ndarray) -> np.ndarray:
 
 
 def diag8_blocks(m_s: np.ndarray, inv_s: np.ndarray, b_s: np.ndarray) -> np.ndarray:
-    """diag8_blocks: threads tx < 64 solve 8x8 block e = tx // 8's column tx % 8 and zero the upper-right 8x8 of the
-    16-blocks; then (after a block barrier) warp bw merges 16-block bw through the scratch inv[8 bw + r, 32 + c]."""
+    """diag8_blocks: all 128 threads zero the upper-right 8x8 of the 16-blocks, threads tx < 64 solve 8x8 block
+    e = tx // 8's column tx % 8; then (after a block barrier) warp bw merges 16-block bw through the scratch
+    inv[8 bw + r, 32 + c]."""
     inv_s = inv_s.copy()
+    for tx in range(128):
+        for cc in range(2):
+            inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
     for tx in range(64):
         e, c = tx // 8, tx % 8
         col = [1.0 if m == c else 0.0 for m in range(8)]
@@ -108,8 +112,6 @@ def diag8_blocks(m_s: np.ndarray, inv_s: np.ndarray, b_s: np.ndarray) -> np.ndar
                 col[m] -= (b_s[8 * e + m] * m_s[8 * e + j, 8 * e + m]) * col[j]
         for m in range(8):
             inv_s[8 * e + m, tx] = col[m]
-        for cc in range(4):
-            inv_s[16 * (tx // 16) + (tx % 16) // 2, 16 * (tx // 16) + 8 + 4 * (tx % 2) + cc] = 0.0
     y = {}
     for tx in range(128):  # every thread's loads of the first product before any store (the barrier TileLang puts)
         bw, r, c = tx // 32, (tx % 32) // 4, 2 * (tx % 4)

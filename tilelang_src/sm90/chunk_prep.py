@@ -179,12 +179,16 @@ def gdn_chunk_prep_sm90(
         """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
         blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
         forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch inv[8b + r, 32 + c]
-        and X = -D2 Y into inv[16b + 8 + r, 16b + c]."""
+        and X = -D2 Y into inv[16b + 8 + r, 16b + c].
+
+        The upper-right 8x8 zeros of each 16-block (the level-1 merge reads whole 16x16 blocks) are written by all 128
+        threads ahead of the solve, not by the solving threads after it: there TileLang put a 64-thread named barrier
+        (bar.sync 3, 64) between the two, and compute-sanitizer's racecheck then reported RAW hazards on the A tile's
+        element stores far below it (a4393e2; barrier 0 is uniform in the loop, so read as racecheck losing count)."""
+        for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
+            inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
         if tx < 64:
             solve_diag_column(m_s, inv_s, b_s, col, tx, 8)
-            # the upper-right 8x8 of each 16-block: zeros (the level-1 merge reads the whole 16x16 block)
-            for cc in T.unroll(4):
-                inv_s[16 * (tx // 16) + (tx % 16) // 2, 16 * (tx // 16) + 8 + 4 * (tx % 2) + cc] = 0.0
         bw = tx // 32
         r = (tx % 32) // 4
         c = 2 * (tx % 4)
