@@ -279,7 +279,8 @@ def bwd_dh_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
 
 
 # the chunk prep's parameters in the sm90 family (tilelang_src/variants.py)
-PREP_PARAMS = dict(dtype="bfloat16", K=128, BT=64, tma_stores=True, min_blocks=4, z_rs=True, tma_loads=True)
+PREP_PARAMS = dict(dtype="bfloat16", K=128, BT=64, tma_stores=True, min_blocks=4, z_rs=True, tma_loads=True,
+                   mma_level1=True, diag8=True)
 
 SPECS = {
     "fwd": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
@@ -329,26 +330,29 @@ SPECS = {
                           combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=vpc)
        for vpc in (1, 2, 3)},
     # its options against the defaults (4 CTAs per SM, Pg and Ag in one loop, the level-2 merge on tensor cores, A and
-    # Z stored by TMA, Z by an RS wgmma, Q and K loaded by TMA): the level-2 merge by FMAs ("n"); that and 4 CTAs per
+    # Z stored by TMA, Z by an RS wgmma, Q and K loaded by TMA, the level-1 merge on per-warp TF32 mma.sync, the
+    # diagonal 16x16 blocks from 8x8 solves): the level-2 merge by FMAs ("n"); that and 4 CTAs per
     # SM (128 registers) and Pg and Ag in two loops ("c6": the first grouped kernel, c6f644c); the level-1 merge on
     # tensor cores too ("l1": 3-4% slower); A and Z by element stores ("e": the default before the eighteenth session,
     # 5-12% slower); 3 CTAs per SM ("m3": 2-4% slower; the default before the eighteenth session, when 4 made c6f644c's
     # kernel spill); Z from shared memory ("nz"), Q and K by element loads ("nld"), both ("s18": the eighteenth
     # session's default; the nineteenth's runs of z_rs and tma_loads were specs prep4z / prep4ld / prep4zld against it);
-    # the level-1 merge on per-warp TF32 mma.sync ("m1": mma_level1, not yet run; A differs from the FMA merge's in
-    # rounding, so compare its error against float64 in the suite too); the diagonal 16x16 blocks from 8x8 ones ("d8":
-    # diag8, not yet run); both ("d8m1")
+    # the level-1 merge by FMA loops ("nm1"), the diagonal blocks by 16x16 solves ("nd8"), both ("s19": the nineteenth
+    # session's default; the twentieth's runs of mma_level1 and diag8 were specs prep4m1 / prep4d8 / prep4d8m1 against
+    # it, benchmarks/results/H200_prep_inverse.md)
     **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                            params=dict(PREP_PARAMS, **extra), fix=[], last_param="",
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
        for tag, extra in {"n": dict(tc_level2=False),
                           "c6": dict(min_blocks=4, pg_ag_one_loop=False, tc_level2=False, tma_stores=False, z_rs=False,
-                                     tma_loads=False),
-                          "l1": dict(tc_level1=True),
-                          "e": dict(tma_stores=False, min_blocks=3, z_rs=False, tma_loads=False),
+                                     tma_loads=False, mma_level1=False, diag8=False),
+                          "l1": dict(tc_level1=True, mma_level1=False, diag8=False),
+                          "e": dict(tma_stores=False, min_blocks=3, z_rs=False, tma_loads=False, mma_level1=False,
+                                    diag8=False),
                           "m3": dict(min_blocks=3), "nz": dict(z_rs=False), "nld": dict(tma_loads=False),
-                          "s18": dict(z_rs=False, tma_loads=False), "m1": dict(mma_level1=True),
-                          "d8": dict(diag8=True), "d8m1": dict(diag8=True, mma_level1=True)}.items()},
+                          "s18": dict(z_rs=False, tma_loads=False, mma_level1=False, diag8=False),
+                          "nm1": dict(mma_level1=False), "nd8": dict(diag8=False),
+                          "s19": dict(mma_level1=False, diag8=False)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},
