@@ -92,6 +92,13 @@ def gdn_chunk_prep_sm90(
     # H200 (as mma_level1): alone 529.7 -> 515.1 us at (16, 64), 92.0 -> 84.2 at (2, 8); with mma_level1 453.0 and
     # 73.4. On with it for the sm90 family
     diag8: bool = False,
+    # the gates of all the CTA's v-heads summed once, one warp per v-head, right after their load (g_all's rows),
+    # instead of each v-head's copy summed in place inside the loop: the loop's scan (one warp, the others waiting)
+    # and a block barrier per v-head off the chain. The same scan per row (TileLang's InclusiveScanLine, 32-lane
+    # segments), so g_cumsum and every output are bitwise the same. The v-head loop's skeleton (gates copied and
+    # summed, its barriers) was 1.5 us per v-head on a lone warpgroup (benchmarks/results/H200_prep_inverse.md).
+    # Lowered and compiled, not yet run on a GPU: off
+    gates_once: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
@@ -251,7 +258,7 @@ def gdn_chunk_prep_sm90(
             # [0]: scale * Gamma * (Q K^T), then Z; [1]: Gamma * A * beta_col, then A (one buffer, so that the
             # shared-memory planner can lay Q's buffer over it)
             pa_s = T.alloc_shared((2, BT, BT), dtype)
-            gc_s = T.alloc_shared((BT,), accum)  # this v-head's gates, summed in place
+            gc_s = T.alloc_shared((BT,), accum)  # this v-head's gates, summed in place (or copied summed: gates_once)
             b_s = T.alloc_shared((BT,), accum)
             k_s = T.alloc_shared((BT, K), dtype)
             q_s = T.alloc_shared((BT, K), dtype)
@@ -287,6 +294,8 @@ def gdn_chunk_prep_sm90(
             for u, r in T.Parallel(VPC_MAX, BT):
                 g_all[u, r] = T.if_then_else(r < n_valid and u < vpc, g[t0 + r, hv0 + u], 0.0)
                 b_all[u, r] = T.if_then_else(r < n_valid and u < vpc, beta[t0 + r, hv0 + u], 0.0)
+            if gates_once:
+                T.cumsum(g_all, dim=1)
             if tma_loads and full:
                 if T.get_thread_binding() < 32:
                     T.tma_copy(k[t0:t0 + BT, hq, 0:K], k_s, barrier=bar_qk[0], leader_scope_threads=32)
@@ -324,7 +333,8 @@ def gdn_chunk_prep_sm90(
                 for r in T.Parallel(BT):
                     gc_s[r] = g_all[u, r]
                     b_s[r] = b_all[u, r]
-                T.cumsum(gc_s, dim=0)
+                if not gates_once:
+                    T.cumsum(gc_s, dim=0)
 
                 # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers,
                 # T[m, j] = beta_m M[j, m] (m > j); with diag8 from 8x8 blocks
