@@ -191,8 +191,8 @@ def gdn_chunk_prep_sm90(
         The upper-right 8x8 zeros of each 16-block (the level-1 merge reads whole 16x16 blocks) are written by all 128
         threads ahead of the solve, not by the solving threads after it: there TileLang put a 64-thread named barrier
         (bar.sync 3, 64) between the two, and compute-sanitizer's racecheck then reported RAW hazards on the A tile's
-        element stores far below it (a4393e2; barrier 0 is uniform in the loop, so most likely racecheck losing count
-        of the partial barrier; not proven either way, so the pattern is avoided)."""
+        element stores far below it (a4393e2; barrier 0 is uniform in the loop: whether racecheck lost count or the race
+        was real is not settled, so the pattern is avoided)."""
         for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
             inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
         if tx < 64:
