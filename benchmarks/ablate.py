@@ -400,7 +400,8 @@ SPECS = {
 # by TMA (tma_dv, off by default: no faster, eighteenth session); dL's second product through Ag's buffer instead of
 # with A^T dA as the register operand (dl_rs=False: the default until the nineteenth session, whose run of dl_rs was
 # spec bwdcwsdl against it). (The nineteenth session's `items` walk, specs bwdcwsi2 / i4 / i8: H200_bwdc_items.md; the
-# option is gone with its code)
+# option is gone with its code.) Without the warpgroups' join before the dq and dk stores (join=False, "nj": each
+# stores when its own loop ends; not yet run)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -408,7 +409,8 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsnk": dict(hs_fold=False), "bwdcws0": {o: False for o in _WA_OPTIONS},
                       "bwdcwsy": dict(wa_async=True), "bwdcwsl": dict(lean_waits=True),
                       "bwdcwsd": dict(dkk_in_wk=True), "bwdcwsdr": dict(dkk_in_wk=True, regs=(240, 240, 24)),
-                      "bwdcwst": dict(tma_dv=True), "bwdcwsndl": dict(dl_rs=False)}.items():
+                      "bwdcwst": dict(tma_dv=True), "bwdcwsndl": dict(dl_rs=False),
+                      "bwdcwsnj": dict(join=False)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

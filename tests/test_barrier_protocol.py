@@ -29,6 +29,10 @@ if "    dkk_in_wk: bool = " in KERNEL:
 # dl_rs moves WA's wait on WK's read of Ag a v-head later (before its next write of Ag)
 if "    dl_rs: bool = " in KERNEL:
     FLAG_SETS += [{"dl_rs": True}, {"dl_rs": True, "u_in_wk": False}]
+# join=False drops the warpgroups' join before the dq and dk stores (ordered by dp_read and bar_dks instead)
+if "    join: bool = " in KERNEL:
+    FLAG_SETS += [{"join": False}, {"join": False, "dl_rs": True}, {"join": False, "dkk_in_wk": True},
+                  {"join": False, "u_in_wk": False}]
 # and every option that moves shared-memory accesses at once
 OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits", "dkk_in_wk", "dl_rs")
 FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
@@ -80,6 +84,18 @@ def test_a_missing_wait_is_a_race(barrier, role, buffer):
     for flags in ({"u_in_wk": True}, {"u_in_wk": True, "dkk_in_wk": True}):
         errors = check(bad, 1, 2, runs=20, flags=flags)
         assert errors and all("race" in e and buffer in e for e in errors), (flags, errors[:2])
+
+
+@pytest.mark.skipif("    join: bool = " not in KERNEL, reason="the kernel has no join option")
+def test_dq_staged_in_k_without_the_join_is_a_race():
+    """Without the join only the barriers that order each warpgroup's last read of the other's staging buffer keep
+    the dq / dk stores safe: dq staged in K's buffer (which WK reads until its last dKs K) is then a race, and
+    with the join it is still one (both warpgroups write K's buffer unordered after it)."""
+    bad, n = re.subn(r"\n( +)T\.copy\(dqf, q_s\)\n", r"\n\1T.copy(dqf, k_s)\n", KERNEL)
+    assert n == 1
+    for join in (False, True):
+        errors = check(bad, 1, 1, runs=20, flags={"join": join, "dl_rs": True})
+        assert errors and all("race" in e and "k_s" in e for e in errors), (join, errors[:2])
 
 
 def test_an_else_after_a_nested_if_is_the_other_branch():

@@ -76,6 +76,14 @@ def gdn_bwd_chunk_ws_sm90(
     # benchmarks/results/H200_prep_zld.md): 716.8 -> 681.2 us at (16, 64), 433.8 -> 416.3 at (16, 32), 132.4 -> 128.6
     # at (2, 8). On in variants.py for the sm90 family
     dl_rs: bool = False,
+    # the warpgroups' join (`fin`) before the dq and dk stores. Without it each stores as soon as its own loop ends:
+    # WA's dq copy into Q's buffer already follows WK's last read of it (dK += dP^T Q, before WK's dp_read arrive,
+    # which WA waits for ahead of the last dKs), and WK's dk copy into K's buffer follows WA's last read of K (K K^T
+    # or dQ += dP K, before WA's bar_dks arrive, which WK waits for ahead of dKs K). So WA's dq store runs under WK's
+    # last products and WK no longer waits for WA's dg sums. The stores were 50 of 279 us at (16, 16) (ablate.py spec
+    # bwdcwsab, benchmarks/results/H200_prep_inverse.md). scripts/barrier_protocol_sim.py finds no race or hang
+    # without it; lowered and compiled, not yet run on a GPU: on (the join kept)
+    join: bool = True,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -480,9 +488,9 @@ def gdn_bwd_chunk_ws_sm90(
                                 dbeta[t0 + r, hv] = T.if_then_else(r < n_valid, db1_s[r] + db2_s[r], 0.0)
                     T.barrier_arrive(ab_free[st])
 
-                # ---- the join with WK
-                T.barrier_arrive(fin[0])
-                T.barrier_wait(fin[0], 0)
+                if join:  # ---- the join with WK
+                    T.barrier_arrive(fin[0])
+                    T.barrier_wait(fin[0], 0)
                 # ---- dq stored through Q's buffer
                 T.copy(dqf, q_s)
                 store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
@@ -628,9 +636,9 @@ def gdn_bwd_chunk_ws_sm90(
 
                 if tma_dv:  # the last dv store has read dVd's buffer before the CTA's shared memory goes
                     T.tma_store_wait()
-                # ---- the join with WA
-                T.barrier_arrive(fin[0])
-                T.barrier_wait(fin[0], 0)
+                if join:  # ---- the join with WA
+                    T.barrier_arrive(fin[0])
+                    T.barrier_wait(fin[0], 0)
                 # ---- dk stored through K's buffer
                 T.copy(dkf, k_s)
                 store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
