@@ -82,7 +82,8 @@ def gdn_bwd_chunk_ws_sm90(
     # or dQ += dP K, before WA's bar_dks arrive, which WK waits for ahead of dKs K). So WA's dq store runs under WK's
     # last products and WK no longer waits for WA's dg sums. The stores were 50 of 279 us at (16, 16) (ablate.py spec
     # bwdcwsab, benchmarks/results/H200_prep_inverse.md). scripts/barrier_protocol_sim.py finds no race or hang
-    # without it; lowered and compiled, not yet run on a GPU: on (the join kept)
+    # without it; lowered and compiled (nvcc 13.0: 168 registers, spill stores 832 -> 864 bytes), not yet run on a
+    # GPU: the join kept
     join: bool = True,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
