@@ -31,3 +31,36 @@ run_pytest() {
   grep -h "^FAILED\|^SKIPPED" "$log" | head -12; tail -1 "$log"
   grep -h -A12 "worst relative" "$log" | head -14
 }
+
+# run_sanitizer DIR KERNEL_PREFIX TOOL_LIMIT_S [TOOLS]: compute-sanitizer (scripts/sanitize.sh) on the installed wheel,
+# over the kernels whose names start with KERNEL_PREFIX (e.g. gdn_, gdn_chunk_prep), each tool within TOOL_LIMIT_S;
+# TOOLS default "racecheck synccheck memcheck". Reports in DIR; an environment prefix (FLASHQLA_FWD_BLOCK_V=128)
+# reaches the driver
+run_sanitizer() {
+  mkdir -p "$1"
+  PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="${4:-racecheck synccheck memcheck}" FQ_SANITIZER_ARGS="--kernel-name kns=$2" \
+    FQ_SANITIZE_TOOL_TIMEOUT="$3" bash scripts/sanitize.sh "$1"
+}
+
+# ab_flashqla "HEADS" BASE...: flashqla alone by wheel, one process per wheel: forward and training step at HEADS (e.g.
+# "16,64 2,8") x four mixes on each BASE commit's wheel (installed by install_ab_wheel) and on the installed one
+# ("head"), then ms_table.py's table per mode (every BASE and head side by side)
+ab_flashqla() {
+  local heads=$1 mode c
+  shift
+  ln -sfn /tmp/site /tmp/site_head
+  for mode in fwd fwdbwd; do
+    for c in "$@" head; do
+      # shellcheck disable=SC2086
+      PYTHONPATH=/tmp/site_$c PYTHONUNBUFFERED=1 timeout 60 python3 benchmarks/bench_gdn.py --mode $mode --libs flashqla \
+        --heads $heads --mixes 1x8192 1x32768 8192x4 4096x8 --json "$OUT/ab_${mode}_$c.json" \
+        > "$OUT/ab_${mode}_$c.log" 2>&1
+      echo "$mode $c rc=$?"
+    done
+  done
+  for mode in fwd fwdbwd; do
+    local tables=()
+    for c in "$@" head; do tables+=("$c=$OUT/ab_${mode}_$c.json"); done
+    python3 scripts/device_calls/ms_table.py $mode "${tables[@]}"
+  done
+}

@@ -9,9 +9,7 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
 run_pytest "$OUT/pytest_edge.log" 120 edge
-mkdir -p /tmp/san128
-FLASHQLA_FWD_BLOCK_V=128 PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="racecheck synccheck memcheck" \
-  FQ_SANITIZER_ARGS="--kernel-name kns=gdn_fwd" FQ_SANITIZE_TOOL_TIMEOUT=100 bash scripts/sanitize.sh /tmp/san128
+FLASHQLA_FWD_BLOCK_V=128 run_sanitizer /tmp/san128 gdn_fwd 100
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
 ab() {  # name, timeout, ablate args...
   local name=$1 lim=$2; shift 2

@@ -8,11 +8,8 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 install_wheel
 run_pytest "$OUT/pytest.log" 210 "not edge"
 run_pytest "$OUT/pytest_edge.log" 100 edge
-mkdir -p /tmp/san /tmp/san128
-PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="racecheck synccheck memcheck" FQ_SANITIZER_ARGS="--kernel-name kns=gdn_" \
-  FQ_SANITIZE_TOOL_TIMEOUT=110 bash scripts/sanitize.sh /tmp/san
-FLASHQLA_FWD_BLOCK_V=128 PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="racecheck memcheck" \
-  FQ_SANITIZER_ARGS="--kernel-name kns=gdn_fwd" FQ_SANITIZE_TOOL_TIMEOUT=60 bash scripts/sanitize.sh /tmp/san128
+run_sanitizer /tmp/san gdn_ 110
+FLASHQLA_FWD_BLOCK_V=128 run_sanitizer /tmp/san128 gdn_fwd 60 "racecheck memcheck"
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
 PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 100 python3 benchmarks/ablate.py --kernels prep --variants cur ablate \
   --tokens 32768 --heads 2,8 16,64 > "$OUT/ablate_prep_bits.log" 2>&1

@@ -11,16 +11,4 @@ run_pytest "$OUT/pytest.log" 200 "not edge"
 for c in 27ea851 c08f10c; do
   install_ab_wheel $c
 done
-ln -sfn /tmp/site /tmp/site_head
-for mode in fwd fwdbwd; do
-  for c in 27ea851 c08f10c head; do
-    PYTHONPATH=/tmp/site_$c PYTHONUNBUFFERED=1 timeout 60 python3 benchmarks/bench_gdn.py --mode $mode --libs flashqla \
-      --heads 16,64 16,32 2,8 --mixes 1x8192 1x32768 8192x4 4096x8 --json "$OUT/ab_${mode}_$c.json" \
-      > "$OUT/ab_${mode}_$c.log" 2>&1
-    echo "$mode $c rc=$?"
-  done
-done
-for mode in fwd fwdbwd; do
-  python3 scripts/device_calls/ms_table.py $mode 27ea851="$OUT/ab_${mode}_27ea851.json" \
-    c08f10c="$OUT/ab_${mode}_c08f10c.json" head="$OUT/ab_${mode}_head.json"
-done
+ab_flashqla "16,64 16,32 2,8" 27ea851 c08f10c

@@ -6,9 +6,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
-mkdir -p /tmp/san
-PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="racecheck synccheck memcheck" FQ_SANITIZER_ARGS="--kernel-name kns=gdn_" \
-  FQ_SANITIZE_TOOL_TIMEOUT=80 bash scripts/sanitize.sh /tmp/san
+run_sanitizer /tmp/san gdn_ 80
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
 heads=${FQ_HEADS:-32,32}
 FQ_TMP=/tmp/g0 FQ_BENCH_TIMEOUT=${FQ_BENCH_TIMEOUT:-250} OUT=/tmp/o_fwd bash scripts/gpu_bench.sh --fwd "--heads $heads"

@@ -7,9 +7,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
-mkdir -p /tmp/san
-PYTHONPATH=/tmp/site FQ_SANITIZE_TOOLS="racecheck synccheck memcheck" FQ_SANITIZER_ARGS="--kernel-name kns=gdn_chunk_prep" \
-  FQ_SANITIZE_TOOL_TIMEOUT=50 bash scripts/sanitize.sh /tmp/san
+run_sanitizer /tmp/san gdn_chunk_prep 50
 grep -m6 -A2 "Potential" /tmp/san/racecheck.log | cut -c1-200
 run_pytest "$OUT/pytest.log" 220 "not edge"
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
