@@ -324,6 +324,11 @@ SPECS = {
                    params=dict(PREP_PARAMS, VPC_MAX=16), fix=PREP_FIX,
                    last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREP_ABLATIONS,
                    inputs=prep_inputs, combos=[], unit="us/launch", vpc=16),
+    # the same with the level-2 merge on per-warp TF32 mma.sync (mma_level2)
+    "prep16l2": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
+                     params=dict(PREP_PARAMS, VPC_MAX=16, mma_level2=True), fix=PREP_FIX,
+                     last_param="        num_vblocks: T.int32,  # group / vpc\n", ablations=PREP_ABLATIONS,
+                     inputs=prep_inputs, combos=[], unit="us/launch", vpc=16),
     # the same at up to 1, 2 or 3 v-heads per CTA
     **{f"prep{vpc}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                           params=dict(PREP_PARAMS), fix=[], last_param="", ablations={},
@@ -340,7 +345,8 @@ SPECS = {
     # the level-1 merge by FMA loops ("nm1"), the diagonal blocks by 16x16 solves ("nd8"), both ("s19": the nineteenth
     # session's default; the twentieth's runs of mma_level1 and diag8 were specs prep4m1 / prep4d8 / prep4d8m1 against
     # it, benchmarks/results/H200_prep_inverse.md); the gates summed once for all v-heads before the loop ("go":
-    # gates_once, not yet run; outputs bitwise equal expected)
+    # gates_once; within noise on the H200 in the twenty-first session); the level-2 merge on per-warp TF32 mma.sync
+    # ("l2": mma_level2)
     **{f"prep4{tag}": dict(file=SRC / "sm90" / "chunk_prep.py", factory="gdn_chunk_prep_sm90",
                            params=dict(PREP_PARAMS, **extra), fix=[], last_param="",
                            ablations={}, combos=[], inputs=prep_inputs, unit="us/launch", variants=["cur"], vpc=4)
@@ -353,7 +359,8 @@ SPECS = {
                           "m3": dict(min_blocks=3), "nz": dict(z_rs=False), "nld": dict(tma_loads=False),
                           "s18": dict(z_rs=False, tma_loads=False, mma_level1=False, diag8=False),
                           "nm1": dict(mma_level1=False), "nd8": dict(diag8=False),
-                          "s19": dict(mma_level1=False, diag8=False), "go": dict(gates_once=True)}.items()},
+                          "s19": dict(mma_level1=False, diag8=False), "go": dict(gates_once=True),
+                          "l2": dict(mma_level2=True)}.items()},
     # the backward's kernels: base / cur comparisons only (no fix edits, no ablation bits yet)
     "bwdc": dict(file=SRC / "sm90" / "gdn_bwd_chunk.py", factory="gdn_bwd_chunk_sm90",
                  params=dict(dtype="bfloat16", K=128, V=128, BT=64), fix=[], last_param="", ablations={},

@@ -7,6 +7,8 @@ the derivation and the indexing, not TileLang's lowering.
 - `mma_level1` (macro mma_level1_merge): the level-1 merge on per-warp TF32 mma.sync m16n8k8, the instruction in the
   PTX ISA's fragment layout (A: rows g, g + 8, columns t, t + 4; B: rows t, t + 4, column g; C: rows g, g + 8,
   columns 2t, 2t + 1; g = lane / 4, t = lane % 4), against the FMA loops' merge.
+- `mma_level2` (macro mma_level2_merge): the level-2 merge on the same instruction, each warp 8 columns of both
+  32x32x32 products in two 16-row tiles, against the matrix products of the default path (tc_level2's GEMMs).
 - `diag8` (macro diag8_blocks): the diagonal 16x16 blocks of the inverse from 8x8 solves and an 8x8 merge per
   16-block, against the inverses of T's diagonal 16x16 blocks.
 
@@ -87,6 +89,58 @@ def merge_by_fma(m_s: np.ndarray, inv_s: np.ndarray, b_s: np.ndarray) -> np.ndar
     return inv_s
 
 
+def merge2_by_warps(m_s: np.ndarray, inv_s: np.ndarray, b_s: np.ndarray) -> np.ndarray:
+    """mma_level2_merge: warp w takes columns c0 = 8 w .. + 8 of both products, rows in tiles mt = 0, 1 (16 each),
+    four k-steps of 8; all loads of a phase before its stores (the block barriers TileLang puts)."""
+    inv_s = inv_s.copy()
+    for phase in (1, 2):
+        out = {}
+        for w in range(4):
+            c0 = 8 * w
+            fc = {mt: [[0.0] * 4 for _ in range(32)] for mt in range(2)}
+            for ks in range(4):
+                fb = []
+                for lane in range(32):
+                    lg, lt = lane // 4, lane % 4
+                    col = c0 + lg if phase == 1 else 32 + c0 + lg
+                    fb.append([inv_s[8 * ks + lt, col], inv_s[8 * ks + lt + 4, col]])
+                for mt in range(2):
+                    fa = []
+                    for lane in range(32):
+                        lg, lt = lane // 4, lane % 4
+                        if phase == 1:
+                            rows, col = (8 * ks + lt, 8 * ks + lt + 4), 32 + 16 * mt + lg
+                            fa.append([m_s[rows[0], col], m_s[rows[0], col + 8], m_s[rows[1], col],
+                                       m_s[rows[1], col + 8]])
+                        else:
+                            row, cols = 32 + 16 * mt + lg, (32 + 8 * ks + lt, 32 + 8 * ks + lt + 4)
+                            fa.append([inv_s[row, cols[0]], inv_s[row + 8, cols[0]], inv_s[row, cols[1]],
+                                       inv_s[row + 8, cols[1]]])
+                    fc[mt] = mma_m16n8k8(fa, fb, fc[mt])
+            out[w] = fc
+        for w in range(4):
+            c0 = 8 * w
+            for mt in range(2):
+                for lane in range(32):
+                    lg, lt = lane // 4, lane % 4
+                    for i in range(4):
+                        r, c = 16 * mt + lg + 8 * (i // 2), c0 + 2 * lt + i % 2
+                        if phase == 1:
+                            inv_s[r, 32 + c] = b_s[32 + r] * out[w][mt][lane][i]
+                        else:
+                            inv_s[32 + r, c] = -out[w][mt][lane][i]
+    return inv_s
+
+
+def merge2_by_gemm(m_s: np.ndarray, inv_s: np.ndarray, b_s: np.ndarray) -> np.ndarray:
+    """The default path's level-2 merge (tc_level2's two GEMMs, here in float64)."""
+    inv_s = inv_s.copy()
+    Y = m_s[0:32, 32:64].T @ inv_s[0:32, 0:32]  # [r, c] = sum_j M[j, 32 + r] inv[j, c]
+    inv_s[0:32, 32:64] = b_s[32:64, None] * Y
+    inv_s[32:64, 0:32] = -inv_s[32:64, 32:64] @ inv_s[0:32, 32:64]
+    return inv_s
+
+
 def t_matrix(m_s: np.ndarray, b_s: np.ndarray) -> np.ndarray:
     """T = I + L with L[m, j] = beta_m M[j, m] for m > j (the prep reads T from M, never forms it)."""
     T = np.eye(BT)
@@ -159,7 +213,9 @@ def main() -> int:
     print(f"mma_level1: level-1 merge by warps against the FMA loops: max |difference| = {err1:.3e}")
     err2 = diag16_error(m_s, inv_s, b_s)
     print(f"diag8: 16x16 diagonal blocks from 8x8 ones against inv(T's blocks): max |difference| = {err2:.3e}")
-    return 0 if max(err1, err2) < 1e-12 else 1
+    err3 = float(np.abs(merge2_by_warps(m_s, inv_s, b_s) - merge2_by_gemm(m_s, inv_s, b_s)).max())
+    print(f"mma_level2: level-2 merge by warps against the matrix products: max |difference| = {err3:.3e}")
+    return 0 if max(err1, err2, err3) < 1e-12 else 1
 
 
 if __name__ == "__main__":

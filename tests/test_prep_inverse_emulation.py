@@ -1,7 +1,7 @@
 """scripts/prep_inverse_emulation.py: the chunk prep's off options for its inverse, emulated thread by thread in
 float64, equal the default path's results (mma_level1: the level-1 merge on per-warp TF32 mma.sync, in the PTX
-fragment layout; diag8: the diagonal 16x16 blocks from 8x8 ones); a fragment layout off by one swap, or a wrong
-index in the 8x8 merge, does not."""
+fragment layout; mma_level2: the level-2 merge the same way; diag8: the diagonal 16x16 blocks from 8x8 ones); a
+fragment layout off by one swap, or a wrong index in the 8x8 merge, does not."""
 
 from __future__ import annotations
 
@@ -30,6 +30,24 @@ def test_a_wrong_fragment_layout_is_caught(monkeypatch):
     monkeypatch.setattr(pie, "mma_m16n8k8", swapped)
     m_s, inv_s, b_s = pie.inputs(0)
     assert np.abs(pie.merge_by_warps(m_s, inv_s, b_s) - pie.merge_by_fma(m_s, inv_s, b_s)).max() > 1e-3
+
+
+def test_level2_warp_merge_equals_the_matrix_products():
+    for seed in range(3):
+        m_s, inv_s, b_s = pie.inputs(seed)
+        assert np.abs(pie.merge2_by_warps(m_s, inv_s, b_s) - pie.merge2_by_gemm(m_s, inv_s, b_s)).max() < 1e-12
+
+
+def test_level2_with_a_wrong_fragment_layout_is_caught(monkeypatch):
+    """A's second and third registers swapped (rows g + 8 and columns t + 4 exchanged): no longer the products."""
+    original = pie.mma_m16n8k8
+
+    def swapped(a_frags, b_frags, c_frags):
+        return original([[a0, a2, a1, a3] for a0, a1, a2, a3 in a_frags], b_frags, c_frags)
+
+    monkeypatch.setattr(pie, "mma_m16n8k8", swapped)
+    m_s, inv_s, b_s = pie.inputs(0)
+    assert np.abs(pie.merge2_by_warps(m_s, inv_s, b_s) - pie.merge2_by_gemm(m_s, inv_s, b_s)).max() > 1e-3
 
 
 def test_diag8_gives_the_inverse_of_each_16_block():

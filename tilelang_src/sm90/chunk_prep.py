@@ -99,6 +99,12 @@ def gdn_chunk_prep_sm90(
     # summed, its barriers) was 1.5 us per v-head on a lone warpgroup (benchmarks/results/H200_prep_inverse.md).
     # Lowered and compiled, not yet run on a GPU: off
     gates_once: bool = False,
+    # the level-2 merge's two 32x32x32 products on per-warp TF32 mma.sync (m16n8k8) instead of TileLang's T.gemm: warp
+    # w forms columns 8 w .. + 8 of both (two 16-row tiles, four k-steps), its operands loaded from the fp32 matrices in
+    # the instruction's fragment layout, as mma_level1 does at level 1; the second product reads back only the scratch
+    # columns the warp wrote. Same operand rounding (TF32) as tc_level2's GEMMs. Checked against the matrix products
+    # by scripts/prep_inverse_emulation.py. Needs tc_level2's place in the loop (replaces it)
+    mma_level2: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
@@ -106,6 +112,7 @@ def gdn_chunk_prep_sm90(
     assert not (diag8 and tc_level1), "tc_level1 copies the 16x16 solve's columns"
     assert threads == 128 or not mma_level1, "mma_level1: one warp per (32-block, column half)"
     assert threads == 128 or not diag8, "diag8: one warp per 16-block"
+    assert threads == 128 or not mma_level2, "mma_level2: one warp per 8 columns of the 32-wide product"
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -180,6 +187,50 @@ def gdn_chunk_prep_sm90(
                       T.bool(False))
         for i in T.unroll(4):
             inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
+
+    @T.macro
+    def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
+        """The level-2 merge by warps: warp w = tx // 32 takes columns c0 = 8 w .. c0 + 8 of both 32x32x32 products,
+        rows in two 16-row tiles (fa[4 t:4 t + 4] and fc[4 t:4 t + 4] are tile t's fragments). Y = T_lo D_lo
+        (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch inv[r, 32 + c]; then
+        -D_hi Y (D_hi = inv[32:64, 32:64]) into the inverse's block inv[32 + r, c]."""
+        w = tx // 32
+        lg = (tx % 32) // 4
+        lt = tx % 4
+        c0 = 8 * w
+        for i in T.unroll(8):
+            fc[i] = 0.0
+        for ks in T.unroll(4):
+            for mt in T.unroll(2):
+                fa[4 * mt + 0] = m_s[8 * ks + lt, 32 + 16 * mt + lg]
+                fa[4 * mt + 1] = m_s[8 * ks + lt, 32 + 16 * mt + lg + 8]
+                fa[4 * mt + 2] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg]
+                fa[4 * mt + 3] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg + 8]
+            fb[0] = inv_s[8 * ks + lt, c0 + lg]
+            fb[1] = inv_s[8 * ks + lt + 4, c0 + lg]
+            for mt in T.unroll(2):
+                T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
+                          fc.data, 4 * mt, T.bool(False))
+        for mt in T.unroll(2):
+            for i in T.unroll(4):
+                inv_s[16 * mt + lg + 8 * (i // 2), 32 + c0 + 2 * lt + i % 2] = (
+                    b_s[32 + 16 * mt + lg + 8 * (i // 2)] * fc[4 * mt + i])
+        for i in T.unroll(8):
+            fc[i] = 0.0
+        for ks in T.unroll(4):
+            for mt in T.unroll(2):
+                fa[4 * mt + 0] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt]
+                fa[4 * mt + 1] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt]
+                fa[4 * mt + 2] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt + 4]
+                fa[4 * mt + 3] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt + 4]
+            fb[0] = inv_s[8 * ks + lt, 32 + c0 + lg]
+            fb[1] = inv_s[8 * ks + lt + 4, 32 + c0 + lg]
+            for mt in T.unroll(2):
+                T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
+                          fc.data, 4 * mt, T.bool(False))
+        for mt in T.unroll(2):
+            for i in T.unroll(4):
+                inv_s[32 + 16 * mt + lg + 8 * (i // 2), c0 + 2 * lt + i % 2] = -fc[4 * mt + i]
 
     @T.macro
     def diag8_blocks(m_s, inv_s, b_s, col, yv, tx):
@@ -277,12 +328,13 @@ def gdn_chunk_prep_sm90(
             col = T.alloc_local((16,), accum)  # one column of a diagonal block's inverse
             if diag8:
                 yv = T.alloc_local((2,), accum)  # a thread's two outputs of the 8x8 merge
-            if mma_level1:
+            if mma_level1 or mma_level2:
                 # one m16n8k8 TF32 step's fragments (PTX ISA layout; g = lane / 4, t = lane % 4): A's rows g, g + 8
                 # and columns t, t + 4; B's rows t, t + 4 and column g; C's rows g, g + 8 and columns 2t, 2t + 1
-                fa = T.alloc_local((4,), accum)
+                # (mma_level2: two 16-row tiles' A and C fragments)
+                fa = T.alloc_local((8 if mma_level2 else 4,), accum)
                 fb = T.alloc_local((2,), accum)
-                fc = T.alloc_local((4,), accum)
+                fc = T.alloc_local((8 if mma_level2 else 4,), accum)
             if z_rs:
                 pg_frag = T.alloc_fragment((BT, BT), dtype)  # Pg in the q dtype: the Z wgmma's A operand
             if tma_loads:
@@ -381,27 +433,30 @@ def gdn_chunk_prep_sm90(
                         inv_s[32 * p + 16 + r, 32 * p + c] = acc16[p, r, c]
 
                 # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0); T_lo D_lo in inv_s[0:32, 32:64]
-                if tc_level2:  # both products on tensor cores (TF32 mma.sync: operands rounded to 10 mantissa bits)
-                    T.gemm(m_s[0:32, 32:64], inv_s[0:32, 0:32], acc32, transpose_A=True, clear_accum=True)
+                if mma_level2:  # both products on per-warp TF32 mma.sync
+                    mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx)
                 else:
-                    T.clear(acc32)
-                    for j in T.unroll(32):
-                        for r, c in T.Parallel(32, 32):
-                            acc32[r, c] += m_s[j, 32 + r] * inv_s[j, c]
-                for r, c in T.Parallel(32, 32):
-                    beta_r = b_s[32 + r]
-                    inv_s[r, 32 + c] = beta_r * acc32[r, c]
-                if tc_level2:
-                    T.gemm(inv_s[32:64, 32:64], inv_s[0:32, 32:64], acc32, clear_accum=True)
+                    if tc_level2:  # both products on tensor cores (TF32 mma.sync: operands rounded to 10 mantissa bits)
+                        T.gemm(m_s[0:32, 32:64], inv_s[0:32, 0:32], acc32, transpose_A=True, clear_accum=True)
+                    else:
+                        T.clear(acc32)
+                        for j in T.unroll(32):
+                            for r, c in T.Parallel(32, 32):
+                                acc32[r, c] += m_s[j, 32 + r] * inv_s[j, c]
                     for r, c in T.Parallel(32, 32):
-                        inv_s[32 + r, c] = -acc32[r, c]
-                else:
-                    T.clear(acc32)
-                    for j in T.unroll(32):
+                        beta_r = b_s[32 + r]
+                        inv_s[r, 32 + c] = beta_r * acc32[r, c]
+                    if tc_level2:
+                        T.gemm(inv_s[32:64, 32:64], inv_s[0:32, 32:64], acc32, clear_accum=True)
                         for r, c in T.Parallel(32, 32):
-                            acc32[r, c] -= inv_s[32 + r, 32 + j] * inv_s[j, 32 + c]
-                    for r, c in T.Parallel(32, 32):
-                        inv_s[32 + r, c] = acc32[r, c]
+                            inv_s[32 + r, c] = -acc32[r, c]
+                    else:
+                        T.clear(acc32)
+                        for j in T.unroll(32):
+                            for r, c in T.Parallel(32, 32):
+                                acc32[r, c] -= inv_s[32 + r, 32 + j] * inv_s[j, 32 + c]
+                        for r, c in T.Parallel(32, 32):
+                            inv_s[32 + r, c] = acc32[r, c]
 
                 # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (the loads let-bound before the selects: inside a
                 # select they became branches of their own, docs/fwd_profile.md)
