@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""One line per shape from benchmarks/cp_sweep.py's log: the automatic choice's forward / backward ms, one segment's
-(cp 0), and the fastest forced segment length for the forward, the backward and their sum (a training step's kernels).
+"""One line per shape from benchmarks/cp_sweep.py's log: the automatic choice's forward and backward ms, the fastest
+forced (segment length, V width) of the forward and segment length of the backward, and auto / best for each.
 
     python3 scripts/device_calls/cp_sweep_summary.py LOG
 """
@@ -13,21 +13,21 @@ from collections import defaultdict
 
 
 def main() -> int:
-    rows: dict = defaultdict(dict)  # shape -> cp -> (fwd, bwd)
+    rows: dict = defaultdict(dict)  # shape -> cp -> [fwd, fwd64, (fwd128,) bwd]
     for line in open(sys.argv[1]):
-        m = re.match(r"\s*(\(\d+,\d+\) \S+)\s+(-?\d+)\s+([\d.]+)\s+([\d.]+)\s*$", line)
+        m = re.match(r"\s*(\(\d+,\d+\) \S+)\s+(-?\d+)((?:\s+[\d.]+)+)\s*$", line)
         if m:
-            rows[m.group(1)][int(m.group(2))] = (float(m.group(3)), float(m.group(4)))
-    print(f"{'shape':>20} | {'auto f/b':>13} | {'cp0 f/b':>13} | {'best fwd':>11} | {'best bwd':>11} | {'best sum':>11}"
-          f" | auto/best sum")
+            rows[m.group(1)][int(m.group(2))] = [float(t) for t in m.group(3).split()]
+    print(f"{'shape':>20} | {'auto fwd':>8} {'best (cp, bv)':>16} {'a/b':>5} | {'auto bwd':>8} {'best cp':>12} {'a/b':>5}")
     for shape, by_cp in rows.items():
-        auto, one = by_cp.get(-1, (0, 0)), by_cp.get(0, (0, 0))
-        forced = {cp: t for cp, t in by_cp.items() if cp >= 0}
-        bf = min(forced, key=lambda c: forced[c][0])
-        bb = min(forced, key=lambda c: forced[c][1])
-        bs = min(forced, key=lambda c: sum(forced[c]))
-        print(f"{shape:>20} | {auto[0]:5.3f}/{auto[1]:6.3f} | {one[0]:5.3f}/{one[1]:6.3f} | {bf:>3} {forced[bf][0]:6.3f} | "
-              f"{bb:>3} {forced[bb][1]:6.3f} | {bs:>3} {sum(forced[bs]):6.3f} | {sum(auto) / sum(forced[bs]):.2f}")
+        if -1 not in by_cp:
+            continue
+        auto = by_cp[-1]
+        fwd = {(cp, bv): t[1 + i] for cp, t in by_cp.items() if cp >= 0 for i, bv in enumerate((64, 128)[:len(t) - 2])}
+        bwd = {cp: t[-1] for cp, t in by_cp.items() if cp >= 0}
+        bf, bb = min(fwd, key=fwd.get), min(bwd, key=bwd.get)
+        print(f"{shape:>20} | {auto[0]:8.3f} {str(bf):>9} {fwd[bf]:6.3f} {auto[0] / fwd[bf]:5.2f} | "
+              f"{auto[-1]:8.3f} {bb:>5} {bwd[bb]:6.3f} {auto[-1] / bwd[bb]:5.2f}")
     return 0
 
 
