@@ -89,6 +89,14 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   void* stream = current_stream(d.device);
   char err[512] = {0};
 
+  // the state-gradient pass's segments (step 2): its own warm-up share, fitted beside the recompute
+  // (segment_plan.cpp); the recompute plans as the forward does (the same plan: kept and recomputed states are the
+  // same bits), or with FLASHQLA_RECOMPUTE_FOLLOWS_DH takes this plan's segment length
+  check_cp_segment_chunks(kOp, cp_segment_chunks);
+  const SegmentPlan sp = plan_bwd_dh(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
+  const int64_t recompute_cp = cp_segment_chunks < 0 && recompute_follows_dh()
+                                   ? (sp.cp ? sp.seg_tokens / kChunk : 0) : cp_segment_chunks;
+
   // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed. Step 2 does not read
   // them, so the recompute runs on a side stream beside it (a sequential pass with few heads leaves most SMs
   // idle, above all during the correction walks); the chunk kernel (step 3) waits for both.
@@ -104,15 +112,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     FwdOutputs recompute;
     recompute.h = &h;
     launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
-                     recompute, cp_segment_chunks, join.side, &side_workspace);
+                     recompute, recompute_cp, join.side, &side_workspace);
   }
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
   // segment tables), and dh0
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   const auto& dh_kernel = find_variant("gdn_bwd_dh", gdn_bwd_dh_variants, d.device, dtype_key(d.dtype), kBlockV);
-  check_cp_segment_chunks(kOp, cp_segment_chunks);
-  const SegmentPlan sp = plan_segments(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
   const SegmentTables st = make_segment_tables(kOp, d, sp, g_cumsum, cu_seqlens, cp_segment_chunks, true, stream);
   void* unused = g_cumsum.data_ptr();
   const bool has_states = initial_state.has_value() || dht.has_value();

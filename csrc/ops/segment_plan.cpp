@@ -8,14 +8,18 @@ namespace flashqla {
 namespace {
 constexpr int64_t kChunkTokens = 64;
 constexpr int64_t kMinSegChunks = 4;
-// Costs in chunk times of the sequential kernels (one CTA per SM), fitted to forced segment lengths on an
-// H200 (benchmarks/cp_sweep.py; benchmarks/results/H200_cp_sweep.md). The warm-up pass is as long as a main pass
-// for the heads without decay, whose exact fallback runs the whole segment in two CTAs (end state and
-// transition matrix), and a few chunks for the others: modeled as a quarter of the heads without decay
-// (the benchmark's inputs, anchors.md), so 2 * kFallbackShare CTAs per segment and head running L chunks.
-// One correction step (a 128 x 128 transition read and applied) costs about a chunk and a half.
-constexpr double kFallbackShare = 0.25;
-constexpr double kCorrectionStep = 1.5;
+// Costs in chunk times of the sequential kernels (one CTA per SM), fitted to forced segment lengths and V widths on an
+// H200 (benchmarks/cp_sweep.py, CUDA-graph timing; 56 shapes, 8 head configurations, 2048 to 32768 tokens;
+// benchmarks/results/H200_cp_sweep.md, "Refit"). The warm-up pass is as long as a main pass for the heads without
+// decay, whose exact fallback runs the whole segment in two CTAs (end state and transition matrix), and a few chunks
+// for the others: modeled as a share of the heads without decay (a quarter in the benchmark's inputs, anchors.md), so
+// 2 * share CTAs per segment and head running L chunks. One correction step (a 128 x 128 transition read and applied,
+// one dependent step of the walk) costs about five and a half chunk times: the walk's ~4.2 us step against a chunk's
+// ~0.8 us of a CTA among many (the fit's plateau is 5-6; 1.5 before, fitted when the chunk was slower, chose segments
+// too short: forward 4.4% and backward 6.6% slower than the fastest forced plan, geometric mean; now 0.2% and 0.5%).
+// The backward's state-gradient pass runs beside the forward's recompute on a side stream, which takes the SMs its
+// segments would use: its warm-up share is fitted at a half.
+constexpr SegmentModel kModel{0.25, 5.5};
 // CP must beat the single-segment estimate by this factor to be chosen
 constexpr double kMinGain = 0.9;
 
@@ -26,6 +30,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 struct CostModel {
   int64_t T, N, heads;  // heads: CTAs per segment (v-heads times V slices)
   int sms;
+  SegmentModel k;
   int64_t chunks() const { return std::max<int64_t>(ceil_div(T, kChunkTokens) / std::max<int64_t>(N, 1), 1); }
   double waves(double ctas) const { return std::ceil(ctas / sms); }
   double one_segment() const { return double(chunks()) * waves(double(N * heads)); }
@@ -33,7 +38,7 @@ struct CostModel {
   double segmented(int64_t L) const {
     const int64_t segs = ceil_div(chunks(), L);
     const double ctas = double(N * segs * heads);
-    return double(L) * (waves(ctas) + waves(2 * kFallbackShare * ctas)) + double(segs) * kCorrectionStep;
+    return double(L) * (waves(ctas) + waves(2 * k.fallback_share * ctas)) + double(segs) * k.correction_step;
   }
 };
 
@@ -55,9 +60,13 @@ SegmentPlan segments_of(int64_t T, int64_t N, int64_t seg_chunks, const CostMode
 }
 }  // namespace
 
+SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms, int64_t cp_segment_chunks) {
+  return plan_segments(T, N, HV, ctas_per_head, sms, cp_segment_chunks, SegmentModel{0.5, kModel.correction_step});
+}
+
 SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms,
-                          int64_t cp_segment_chunks) {
-  const CostModel m{T, N, HV * ctas_per_head, sms};
+                          int64_t cp_segment_chunks, const SegmentModel& model) {
+  const CostModel m{T, N, HV * ctas_per_head, sms, model};
   if (cp_segment_chunks == 0 || N == 0 || T == 0) return single_segment(T, N, m);
   if (cp_segment_chunks > 0) return segments_of(T, N, cp_segment_chunks, m);
 
@@ -76,9 +85,9 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
 
 FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128,
                  int forced_block_v) {
-  const FwdPlan narrow{64, plan_segments(T, N, HV, 2, sms, cp_segment_chunks)};
+  const FwdPlan narrow{64, plan_segments(T, N, HV, 2, sms, cp_segment_chunks, kModel)};
   if (forced_block_v == 64 || (forced_block_v == 0 && !allow_bv128)) return narrow;
-  const FwdPlan wide{128, plan_segments(T, N, HV, 1, sms, cp_segment_chunks)};
+  const FwdPlan wide{128, plan_segments(T, N, HV, 1, sms, cp_segment_chunks, kModel)};
   if (forced_block_v == 128) return wide;
   return wide.sp.cost * kChunkTimeBv128 < narrow.sp.cost * kMinGain ? wide : narrow;  // the same margin as CP's
 }

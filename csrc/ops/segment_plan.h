@@ -19,10 +19,19 @@ struct SegmentPlan {
   double cost = 0;         // the model's time of the passes, in chunk times of the sequential kernel
 };
 
+// The cost model's constants, in chunk times of the sequential kernels (segment_plan.cpp: how they were fitted)
+struct SegmentModel {
+  double fallback_share;   // share of the heads whose warm-up runs the whole segment (exact fallback)
+  double correction_step;  // one step of the correction walk
+};
+
 // cp_segment_chunks: -1 chooses automatically, 0 keeps every sequence in one segment,
 // > 0 forces segments of that many chunks (tests, tuning). ctas_per_head: V slices per head.
 SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms,
-                          int64_t cp_segment_chunks);
+                          int64_t cp_segment_chunks, const SegmentModel& model);
+
+// The backward's state-gradient pass: its own warm-up share (segment_plan.cpp), the forward's recompute beside it
+SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms, int64_t cp_segment_chunks);
 
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
 // kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where allowed and the model
