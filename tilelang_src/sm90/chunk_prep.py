@@ -97,13 +97,16 @@ def gdn_chunk_prep_sm90(
     # and a block barrier per v-head off the chain. The same scan per row (TileLang's InclusiveScanLine, 32-lane
     # segments), so g_cumsum and every output are bitwise the same. The v-head loop's skeleton (gates copied and
     # summed, its barriers) was 1.5 us per v-head on a lone warpgroup (benchmarks/results/H200_prep_inverse.md).
-    # Lowered and compiled, not yet run on a GPU: off
+    # H200 (ablate.py spec prep4go, 32768 tokens, outputs bitwise equal): 72.1 -> 71.1 us at (2, 8), 158.9 -> 162.7 at
+    # (16, 16), 255.1 -> 257.0 at (16, 32), 448.2 -> 447.1 at (16, 64): within noise, off
     gates_once: bool = False,
     # the level-2 merge's two 32x32x32 products on per-warp TF32 mma.sync (m16n8k8) instead of TileLang's T.gemm: warp
     # w forms columns 8 w .. + 8 of both (two 16-row tiles, four k-steps), its operands loaded from the fp32 matrices in
     # the instruction's fragment layout, as mma_level1 does at level 1; the second product reads back only the scratch
     # columns the warp wrote. Same operand rounding (TF32) as tc_level2's GEMMs. Checked against the matrix products
-    # by scripts/prep_inverse_emulation.py. Needs tc_level2's place in the loop (replaces it)
+    # by scripts/prep_inverse_emulation.py; 128 registers, no spills. H200 (ablate.py spec prep4l2, 32768 tokens,
+    # outputs bitwise equal): 73.6 -> 75.0 us at (2, 8), 159.8 -> 162.9 at (16, 16), 257.7 -> 261.8 at (16, 32),
+    # 450.2 -> 462.1 at (16, 64); on a lone warpgroup (prep16l2) 73.3 -> 76.0 us: TileLang's T.gemm is faster here, off
     mma_level2: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
