@@ -4,7 +4,11 @@ log: for each candidate set of constants, the plan the model would choose at eve
 measured time, and the geometric mean of its ratio to the fastest forced plan (the regret). Prints the current
 constants' regret, the best grid points, and per shape what the chosen constants pick.
 
-    python benchmarks/cp_model_fit.py benchmarks/results/H200_cp_sweep_a1bdf84.log
+    python benchmarks/cp_model_fit.py benchmarks/results/H200_cp_sweep_a1bdf84.log \
+        benchmarks/results/H200_cp_sweep_multi_a611c11.log
+
+The host knows T and N only (never the lengths: no device-to-host copy), so the model assumes N equal lengths; mixes
+of unequal lengths are fitted as such.
 
 The forward chooses a segment length and a V width (64, or 128 at kChunkTimeBv128 chunk times); the backward's
 state-gradient pass a segment length (its recompute plans as the forward; the sweep forced both to one length).
@@ -17,6 +21,10 @@ import math
 import re
 import sys
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shapes import parse_lengths  # noqa: E402
 
 SMS = 132
 MIN_SEG_CHUNKS = 4
@@ -24,44 +32,46 @@ MIN_GAIN = 0.9
 BV128_RATIO = 1.75
 
 
-def read_sweep(path: str) -> dict:
-    """(h_qk, h_v, T, N, mix) -> cp -> [fwd, fwd64, fwd128, bwd] ms"""
+def read_sweeps(paths: list) -> dict:
+    """(h_qk, h_v, T, N, mix) -> cp -> [fwd, fwd64, fwd128, bwd] ms, from one or more logs"""
     rows: dict = defaultdict(dict)
-    for line in open(path):
-        m = re.match(r"\s*\((\d+),(\d+)\) (\d+)x(\d+)\s+(-?\d+)((?:\s+[\d.]+)+)\s*$", line)
-        if m:
-            hq, hv, a, b, cp = (int(m.group(i)) for i in range(1, 6))
-            T, N = (b, 1) if a == 1 else (a * b, b)  # "1x4096": one sequence; "2048x4": four of 2048
-            rows[(hq, hv, T, N, f"{a}x{b}")][cp] = [float(t) for t in m.group(6).split()]
+    for path in paths:
+        for line in open(path):
+            m = re.match(r"\s*\((\d+),(\d+)\) (\S+)\s+(-?\d+)((?:\s+[\d.]+)+)\s*$", line)
+            if m:
+                lengths = parse_lengths(m.group(3))
+                key = (int(m.group(1)), int(m.group(2)), sum(lengths), len(lengths), m.group(3))
+                rows[key][int(m.group(4))] = [float(t) for t in m.group(5).split()]
     return rows
 
 
-def plan(T: int, N: int, heads: int, share: float, step: float) -> tuple[int, float]:
+def plan(T: int, N: int, heads: int, share: float, step: float, longest_share: float) -> tuple[int, float]:
     """plan_segments: (segment chunks, 0 for one segment; the model's cost in chunk times)"""
-    chunks = max(-(-T // 64) // max(N, 1), 1)
+    total = max(-(-T // 64), 1)
+    chunks = max(total // max(N, 1), 1)
+    longest = min(total, max(chunks, math.floor(longest_share * chunks)))
 
     def waves(ctas: float) -> float:
         return math.ceil(ctas / SMS)
 
-    one = chunks * waves(N * heads)
+    one = longest * waves(N * heads)
     best, best_L, L = one * MIN_GAIN, 0, MIN_SEG_CHUNKS
-    while L < chunks:
-        segs = -(-chunks // L)
-        ctas = N * segs * heads
-        cost = L * (waves(ctas) + waves(2 * share * ctas)) + segs * step
+    while L < longest:
+        ctas = N * -(-chunks // L) * heads
+        cost = L * (waves(ctas) + waves(2 * share * ctas)) + -(-longest // L) * step
         if cost < best:
             best, best_L = cost, L
         L *= 2
     return (best_L, best) if best_L else (0, one)
 
 
-def fwd_choice(T: int, N: int, HV: int, share: float, step: float) -> tuple[int, int]:
+def fwd_choice(T: int, N: int, HV: int, share: float, step: float, longest_share: float) -> tuple[int, int]:
     """plan_fwd: (segment chunks, V width)"""
-    narrow, wide = plan(T, N, 2 * HV, share, step), plan(T, N, HV, share, step)
+    narrow, wide = plan(T, N, 2 * HV, share, step, longest_share), plan(T, N, HV, share, step, longest_share)
     return (wide[0], 128) if wide[1] * BV128_RATIO < narrow[1] * MIN_GAIN else (narrow[0], 64)
 
 
-def regrets(rows: dict, share_f: float, share_b: float, step: float) -> tuple[float, float, list]:
+def regrets(rows: dict, share_f: float, share_b: float, step: float, longest_share: float) -> tuple:
     """geometric-mean regret of the forward and the backward, and per shape (key, fwd choice, bwd choice, ratios)"""
     lf = lb = 0.0
     per_shape = []
@@ -69,7 +79,8 @@ def regrets(rows: dict, share_f: float, share_b: float, step: float) -> tuple[fl
         hq, hv, T, N, _ = key
         fwd = {(cp, bv): t[1 + i] for cp, t in by_cp.items() if cp >= 0 for i, bv in enumerate((64, 128))}
         bwd = {cp: t[-1] for cp, t in by_cp.items() if cp >= 0}
-        cf, cb = fwd_choice(T, N, hv, share_f, step), plan(T, N, 2 * hv, share_b, step)[0]
+        cf = fwd_choice(T, N, hv, share_f, step, longest_share)
+        cb = plan(T, N, 2 * hv, share_b, step, longest_share)[0]
         rf = fwd.get(cf, 1.2 * min(fwd.values())) / min(fwd.values())  # a plan the sweep did not force: 1.2
         rb = bwd.get(cb, 1.2 * min(bwd.values())) / min(bwd.values())
         lf, lb = lf + math.log(rf), lb + math.log(rb)
@@ -78,22 +89,23 @@ def regrets(rows: dict, share_f: float, share_b: float, step: float) -> tuple[fl
 
 
 def main() -> int:
-    rows = read_sweep(sys.argv[1])
-    f, b, _ = regrets(rows, 0.25, 0.25, 1.5)
-    print(f"constants before (share 0.25, step 1.5): regret forward {f:.4f}, backward {b:.4f} ({len(rows)} shapes)")
+    rows = read_sweeps(sys.argv[1:])
+    f, b, _ = regrets(rows, 0.25, 0.25, 1.5, 1.0)
+    print(f"constants before (share 0.25, step 1.5, equal lengths): regret forward {f:.4f}, backward {b:.4f} "
+          f"({len(rows)} shapes)")
     grid = []
-    for share_f, share_b, step in itertools.product([0.125, 0.25, 0.375, 0.5], [0.25, 0.5, 0.75, 1.0],
-                                                    [1.5, 2, 3, 4, 5, 5.5, 6, 8, 10]):
-        f, b, _ = regrets(rows, share_f, share_b, step)
-        grid.append((f * b, f, b, share_f, share_b, step))
+    for share_f, share_b, step, longest in itertools.product([0.125, 0.25, 0.375, 0.5], [0.25, 0.5, 0.75, 1.0],
+                                                             [1.5, 2, 3, 4, 5, 5.5, 6, 8], [1.0, 1.25, 1.5, 2.0]):
+        f, b, _ = regrets(rows, share_f, share_b, step, longest)
+        grid.append((f * b, f, b, share_f, share_b, step, longest))
     grid.sort()
-    print("best grid points (forward x backward regret, forward, backward, share fwd, share bwd, step):")
+    print("best grid points (forward x backward regret, forward, backward, share fwd, share bwd, step, longest):")
     for g in grid[:8]:
         print("  " + "  ".join(f"{x:.4f}" if isinstance(x, float) else str(x) for x in g))
-    f, b, per_shape = regrets(rows, 0.25, 0.5, 5.5)
-    print(f"chosen (share 0.25 / 0.5, step 5.5): regret forward {f:.4f}, backward {b:.4f}")
+    f, b, per_shape = regrets(rows, 0.25, 0.5, 5.0, 1.25)
+    print(f"chosen (share 0.25 / 0.5, step 5, longest 1.25): regret forward {f:.4f}, backward {b:.4f}; per shape:")
     for (hq, hv, _, _, mix), cf, cb, rf, rb in per_shape:
-        print(f"  ({hq},{hv}) {mix:8} forward {str(cf):10} x{rf:.3f} | backward {cb:4} x{rb:.3f}")
+        print(f"  ({hq},{hv}) {mix:12} forward {str(cf):10} x{rf:.3f} | backward {cb:4} x{rb:.3f}")
     return 0
 
 

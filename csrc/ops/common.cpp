@@ -67,11 +67,6 @@ bool single_stream() {
   return v != nullptr && v[0] != '\0' && v[0] != '0';
 }
 
-bool recompute_follows_dh() {
-  const char* v = std::getenv("FLASHQLA_RECOMPUTE_FOLLOWS_DH");
-  return v != nullptr && v[0] != '\0' && v[0] != '0';
-}
-
 bool prep_group_enabled() {
   const char* v = std::getenv("FLASHQLA_PREP_GROUP");
   return v == nullptr || v[0] != '0';  // unset, empty or anything but 0: several v-heads per CTA

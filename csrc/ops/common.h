@@ -97,10 +97,6 @@ void order_after_current(void* stream, int32_t device);
 // FLASHQLA_SINGLE_STREAM=1: every launch of an op on the caller's stream, in the order before the side stream
 // (same results bit for bit; benchmarks/streams_ab.py compares the two)
 bool single_stream();
-// FLASHQLA_RECOMPUTE_FOLLOWS_DH=1 (an experiment, twenty-first session): the backward's state recompute takes the
-// state-gradient pass's segment length where CP is automatic, instead of planning as the forward does (kept and
-// recomputed states then differ by rounding where the two plans differ)
-bool recompute_follows_dh();
 // FLASHQLA_PREP_GROUP=0: the forward's chunk prep with one v-head per CTA, also where a qk-head has several
 // (the same outputs bit for bit, slower; tests/test_chunk_prep_gpu.py, benchmarks/prep_ab.py)
 bool prep_group_enabled();

@@ -90,12 +90,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   char err[512] = {0};
 
   // the state-gradient pass's segments (step 2): its own warm-up share, fitted beside the recompute
-  // (segment_plan.cpp); the recompute plans as the forward does (the same plan: kept and recomputed states are the
-  // same bits), or with FLASHQLA_RECOMPUTE_FOLLOWS_DH takes this plan's segment length
+  // (segment_plan.cpp). The recompute plans as the forward does (the same plan: kept and recomputed states are the
+  // same bits); taking this plan's segment length instead was no faster over 56 shapes (H200_cp_sweep.md, "Refit")
   check_cp_segment_chunks(kOp, cp_segment_chunks);
   const SegmentPlan sp = plan_bwd_dh(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
-  const int64_t recompute_cp = cp_segment_chunks < 0 && recompute_follows_dh()
-                                   ? (sp.cp ? sp.seg_tokens / kChunk : 0) : cp_segment_chunks;
 
   // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed. Step 2 does not read
   // them, so the recompute runs on a side stream beside it (a sequential pass with few heads leaves most SMs
@@ -112,7 +110,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     FwdOutputs recompute;
     recompute.h = &h;
     launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
-                     recompute, recompute_cp, join.side, &side_workspace);
+                     recompute, cp_segment_chunks, join.side, &side_workspace);
   }
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own

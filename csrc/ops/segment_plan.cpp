@@ -9,36 +9,46 @@ namespace {
 constexpr int64_t kChunkTokens = 64;
 constexpr int64_t kMinSegChunks = 4;
 // Costs in chunk times of the sequential kernels (one CTA per SM), fitted to forced segment lengths and V widths on an
-// H200 (benchmarks/cp_sweep.py, CUDA-graph timing; 56 shapes, 8 head configurations, 2048 to 32768 tokens;
-// benchmarks/results/H200_cp_sweep.md, "Refit"). The warm-up pass is as long as a main pass for the heads without
-// decay, whose exact fallback runs the whole segment in two CTAs (end state and transition matrix), and a few chunks
-// for the others: modeled as a share of the heads without decay (a quarter in the benchmark's inputs, anchors.md), so
-// 2 * share CTAs per segment and head running L chunks. One correction step (a 128 x 128 transition read and applied,
-// one dependent step of the walk) costs about five and a half chunk times: the walk's ~4.2 us step against a chunk's
-// ~0.8 us of a CTA among many (the fit's plateau is 5-6; 1.5 before, fitted when the chunk was slower, chose segments
-// too short: forward 4.4% and backward 6.6% slower than the fastest forced plan, geometric mean; now 0.2% and 0.5%).
-// The backward's state-gradient pass runs beside the forward's recompute on a side stream, which takes the SMs its
-// segments would use: its warm-up share is fitted at a half.
-constexpr SegmentModel kModel{0.25, 5.5};
+// H200 (benchmarks/cp_sweep.py, CUDA-graph timing; 119 shapes: 9 head configurations, one to eight sequences, 2048 to
+// 32768 tokens; benchmarks/cp_model_fit.py; benchmarks/results/H200_cp_sweep.md, "Refit"). The warm-up pass is as long
+// as a main pass for the heads without decay, whose exact fallback runs the whole segment in two CTAs (end state and
+// transition matrix), and a few chunks for the others: modeled as a share of the heads without decay (a quarter in
+// the benchmark's inputs, anchors.md), so 2 * share CTAs per segment and head running L chunks. One correction step (a
+// 128 x 128 transition read and applied: one dependent step of the walk, ~4.2 us) costs about five chunk times of a CTA
+// among many (the fit's plateau is 4-6; 1.5 before, fitted when the chunk was slower, chose segments too short). The
+// backward's state-gradient pass runs beside the forward's recompute on a side stream, which takes SMs its segments
+// would use: its warm-up share is fitted at a half. Regret (the chosen plan's time over the fastest forced one,
+// geometric mean over the 119 shapes): forward 3.4% -> 1.3%, backward 3.2% -> 0.3%.
+constexpr SegmentModel kModel{0.25, 5.0};
+constexpr double kBwdDhFallbackShare = 0.5;
+// the longest of N sequences, assumed: this many times the mean length (at most T). Fitted with the constants above
+// (1.25; 1, the equal lengths assumed before, left the backward 27-37% slower than forced CP at (16, 16) and (4, 16)
+// 28672+4096)
+constexpr double kLongestShare = 1.25;
 // CP must beat the single-segment estimate by this factor to be chosen
 constexpr double kMinGain = 0.9;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Time model in chunk times, assuming N equally long sequences (the host does not read the lengths): a pass
-// over segments of L chunks with C CTAs takes L * ceil(C / sms).
+// Time model in chunk times. The host does not read the lengths (no device-to-host copy): it assumes N sequences of
+// about T / N tokens, the longest kLongestShare times that (at most T). A pass over segments of L chunks with C CTAs
+// takes L * ceil(C / sms); the correction walk of the longest sequence runs ceil(longest / L) steps.
 struct CostModel {
   int64_t T, N, heads;  // heads: CTAs per segment (v-heads times V slices)
   int sms;
   SegmentModel k;
-  int64_t chunks() const { return std::max<int64_t>(ceil_div(T, kChunkTokens) / std::max<int64_t>(N, 1), 1); }
+  int64_t total() const { return std::max<int64_t>(ceil_div(T, kChunkTokens), 1); }
+  int64_t chunks() const { return std::max<int64_t>(total() / std::max<int64_t>(N, 1), 1); }
+  int64_t longest() const {
+    return std::min(total(), std::max(chunks(), static_cast<int64_t>(std::floor(kLongestShare * double(chunks())))));
+  }
   double waves(double ctas) const { return std::ceil(ctas / sms); }
-  double one_segment() const { return double(chunks()) * waves(double(N * heads)); }
+  double one_segment() const { return double(longest()) * waves(double(N * heads)); }
   // segments of L chunks: the warm-up pass, the main pass and the corrections
   double segmented(int64_t L) const {
-    const int64_t segs = ceil_div(chunks(), L);
-    const double ctas = double(N * segs * heads);
-    return double(L) * (waves(ctas) + waves(2 * k.fallback_share * ctas)) + double(segs) * k.correction_step;
+    const double ctas = double(N * ceil_div(chunks(), L) * heads);
+    return double(L) * (waves(ctas) + waves(2 * k.fallback_share * ctas)) +
+           double(ceil_div(longest(), L)) * k.correction_step;
   }
 };
 
@@ -61,7 +71,8 @@ SegmentPlan segments_of(int64_t T, int64_t N, int64_t seg_chunks, const CostMode
 }  // namespace
 
 SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms, int64_t cp_segment_chunks) {
-  return plan_segments(T, N, HV, ctas_per_head, sms, cp_segment_chunks, SegmentModel{0.5, kModel.correction_step});
+  return plan_segments(T, N, HV, ctas_per_head, sms, cp_segment_chunks,
+                       SegmentModel{kBwdDhFallbackShare, kModel.correction_step});
 }
 
 SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms,
@@ -72,7 +83,7 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
 
   double best = m.one_segment() * kMinGain;
   int64_t best_chunks = 0;
-  for (int64_t L = kMinSegChunks; L < m.chunks(); L *= 2) {
+  for (int64_t L = kMinSegChunks; L < m.longest(); L *= 2) {
     if (2 * (ceil_div(T, L * kChunkTokens) + N) > kMaxGridRows) continue;  // the warm-up pass's rows
     const double cost = m.segmented(L);
     if (cost < best) {
