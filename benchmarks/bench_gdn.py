@@ -9,8 +9,10 @@ FlashInfer, each when importable, in one process on one GPU.
 
 Inputs follow reference/anchors.md: packed varlen (B = 1, int32 cu_seqlens), q and k l2-normalized
 bf16, v bf16, g = logsigmoid(randn)/16 fp32 with a quarter of the heads at g = 0, beta fp32, h0 fp32,
-output_final_state=True, K = V = 128. Timing: a CUDA graph of `--calls` calls, replayed `--reps`
-times, median per call (plain events when a library cannot be captured; marked `*`).
+output_final_state=True, K = V = 128; flashqla and FLA also get cu_seqlens_cpu (the host copy
+their users pass; flashqla plans its segments and V width from its longest sequence). Timing: a
+CUDA graph of `--calls` calls, replayed `--reps` times, median per call (plain events when a library
+cannot be captured; marked `*`).
 Floor: max(bytes / 4.3 TB/s, flops / 790 TFLOP/s) with the minimum bytes and ~167 kFLOP per token
 per v-head of the forward (x3 for a training step); see reference/anchors.md.
 Where FlashInfer cannot run (not installed), its published H200 time (published_h200.csv, FlashQLA's
@@ -99,9 +101,10 @@ def _flashqla():
     import flashqla
 
     def make(x, mode):
-        if mode == "fwd":
-            return lambda: flashqla.chunk_gated_delta_rule(**x, output_final_state=True)
-        return _training_step(lambda **t: flashqla.chunk_gated_delta_rule(**t, output_final_state=True), x, mode)
+        cpu = x["cu_seqlens"].cpu()
+        call = lambda **t: flashqla.chunk_gated_delta_rule(  # noqa: E731
+            **t, output_final_state=True, cu_seqlens_cpu=cpu)
+        return (lambda: call(**x)) if mode == "fwd" else _training_step(call, x, mode)
 
     return flashqla.__version__, make
 
@@ -114,8 +117,9 @@ def _flashqla_keep():
     def make(x, mode):
         if mode == "fwd":
             return None
+        cpu = x["cu_seqlens"].cpu()
         call = lambda **t: flashqla.chunk_gated_delta_rule(**t, output_final_state=True,  # noqa: E731
-                                                           save_chunk_states=True)
+                                                           save_chunk_states=True, cu_seqlens_cpu=cpu)
         return _training_step(call, x, mode)
 
     return flashqla.__version__, make

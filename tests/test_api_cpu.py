@@ -249,3 +249,28 @@ def test_cp_segment_chunks_does_not_change_cpu_results(cp):
     want = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], cp_segment_chunks=0)
     got = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], cp_segment_chunks=cp)
     assert torch.equal(got.o, want.o) and torch.equal(got.final_state, want.final_state)
+
+
+@pytest.mark.parametrize("how,want", [("dense", 96), ("cu_seqlens_cpu", 70), ("cu_seqlens only", 0)])
+def test_max_seqlen_hint_reaches_the_ops(how, want, monkeypatch):
+    """The Python API passes the host's knowledge of the longest sequence to both ops (docs/ops.md, max_seqlen):
+    T of a dense batch, the longest of cu_seqlens_cpu, else 0 (it never reads cu_seqlens back)."""
+    seen = {}
+    for name in ("gdn_fwd", "gdn_bwd"):
+        original = getattr(torch.ops.flashqla, name)
+
+        def spy(*args, _name=name, _original=original):
+            seen[_name] = args[-1]
+            return _original(*args)
+        monkeypatch.setattr(torch.ops.flashqla, name, spy)
+    if how == "dense":
+        p, cu, cpu = make_problem(2, 96, 1, 2), None, None
+    else:
+        p = make_problem(1, 100, 1, 2, N=3)
+        cpu = torch.tensor([0, 20, 90, 100], dtype=torch.int32)
+        cu, cpu = cpu.clone(), (cpu if how == "cu_seqlens_cpu" else None)
+    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], cu_seqlens=cu,
+                                              cu_seqlens_cpu=cpu)
+    flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A,
+                                        torch.randn_like(p["v"]), cu_seqlens=cu, cu_seqlens_cpu=cpu)
+    assert seen == {"gdn_fwd": want, "gdn_bwd": want}

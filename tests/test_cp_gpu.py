@@ -137,3 +137,29 @@ def test_cp_segment_chunks_is_checked(bad):
     p = make_problem(1, 64, 2, 8, device=DEV)
     with pytest.raises((ValueError, TypeError), match="cp_segment_chunks"):
         run(p, None, bad)
+
+
+@pytest.mark.parametrize("gate", ["strong", "mild"])
+def test_max_seqlen_hint_changes_no_result(gate):
+    """max_seqlen steers the plans only (segment length, V width): the true longest length, none, a wrong one
+    (too short) and T all give the reference's outputs and gradients, forward and backward."""
+    lengths = [5000, 300, 700]
+    N, T = len(lengths), sum(lengths)
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, T, 2, 8, device=DEV, gate=gate, N=N)
+    scale = 128 ** -0.5
+    o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
+                                  output_final_state=True, cu_seqlens=cu)
+    do = torch.randn_like(p["v"])
+    dht = torch.randn(N, 8, 128, 128, device=DEV) / 8
+    for hint in (0, max(lengths), 64, T):
+        what = f"gate={gate} max_seqlen={hint}"
+        o, ht, gc, A, _ = torch.ops.flashqla.gdn_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], scale,
+                                                     p["initial_state"], cu, True, False, -1, False, hint)
+        assert rel_err(o, o_ref) <= TOL["o"], f"{what}: o"
+        assert rel_err(ht, ht_ref) <= TOL["final_state"], f"{what}: final_state"
+        ref = chunk_bwd_ref(p["q"], p["k"], p["v"], gc, p["beta"], do, dht, scale, p["initial_state"], cu, False)
+        got = torch.ops.flashqla.gdn_bwd(p["q"], p["k"], p["v"], gc, p["beta"], A, do, dht, scale,
+                                         p["initial_state"], cu, False, -1, None, hint)
+        for name, g_got, want in zip(GRAD_NAMES, got, ref):
+            assert rel_err(g_got, want) <= TOL["grad"], f"{what}: {name}"

@@ -83,6 +83,11 @@ FWD_CASES = [
              r"\(T = 64, N = 33554432, HV = 32\)",
       "cuda": r"cu_seqlens holds 33554432 sequences; the CUDA kernels take at most 65534 per call "
               r"\(split the batch\)"}),
+    # the planning hint (positional after cp_segment_chunks and output_chunk_states)
+    ("max_seqlen negative", lambda d, a: dict(cp_segment_chunks=-1, output_chunk_states=False, max_seqlen=-1),
+     r"max_seqlen must be 0 \(unknown\) or the longest sequence's length in \[1, T = 70\], got -1"),
+    ("max_seqlen beyond T", lambda d, a: dict(cp_segment_chunks=-1, output_chunk_states=False, max_seqlen=71),
+     r"max_seqlen must be 0 \(unknown\) or the longest sequence's length in \[1, T = 70\], got 71"),
 ]
 
 BWD_CASES = [
@@ -103,6 +108,8 @@ BWD_CASES = [
     ("chunk_states non-contiguous", lambda d, a: dict(cp_segment_chunks=-1,
                                                       chunk_states=bf16(4, HV, 128, 128, d=d).transpose(2, 3)),
      r"chunk_states must be contiguous"),
+    ("max_seqlen beyond T", lambda d, a: dict(cp_segment_chunks=-1, chunk_states=None, max_seqlen=71),
+     r"max_seqlen must be 0 \(unknown\) or the longest sequence's length in \[1, T = 70\], got 71"),
 ]
 
 

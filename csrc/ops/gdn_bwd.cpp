@@ -35,9 +35,10 @@ Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     Tensor q, Tensor k, Tensor v, Tensor g_cumsum, Tensor beta, Tensor A, Tensor do_, std::optional<Tensor> dht,
     double scale, std::optional<Tensor> initial_state, Tensor cu_seqlens, bool state_v_first,
-    int64_t cp_segment_chunks, std::optional<Tensor> chunk_states) {
-  const GdnDims d =
-      check_gdn_inputs(kOp, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens, state_v_first);
+    int64_t cp_segment_chunks, std::optional<Tensor> chunk_states, int64_t max_seqlen) {
+  const GdnDims d = with_max_seqlen(
+      kOp, check_gdn_inputs(kOp, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens, state_v_first),
+      max_seqlen);
   check_cuda_contiguous(kOp, "A", A, d.device);
   check_dtype(kOp, "A", A, d.dtype);
   check_shape(kOp, "A", A, {1, d.T, d.HV, kChunk}, "[1, T, HV, 64]");
@@ -93,7 +94,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   // (segment_plan.cpp). The recompute plans as the forward does (the same plan: kept and recomputed states are the
   // same bits); taking this plan's segment length instead was no faster over 56 shapes (H200_cp_sweep.md, "Refit")
   check_cp_segment_chunks(kOp, cp_segment_chunks);
-  const SegmentPlan sp = plan_bwd_dh(d.T, d.N, d.HV, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
+  const SegmentPlan sp =
+      plan_bwd_dh(d.T, d.N, d.HV, d.max_seqlen, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks);
 
   // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed. Step 2 does not read
   // them, so the recompute runs on a side stream beside it (a sequential pass with few heads leaves most SMs

@@ -64,6 +64,13 @@ GdnDims check_gdn_inputs(const char* op, const Tensor& q, const Tensor& k, const
   return d;
 }
 
+GdnDims with_max_seqlen(const char* op, GdnDims d, int64_t max_seqlen) {
+  STD_TORCH_CHECK(max_seqlen >= 0 && max_seqlen <= d.T, op, ": max_seqlen must be 0 (unknown) or the longest "
+                  "sequence's length in [1, T = ", d.T, "], got ", max_seqlen);
+  d.max_seqlen = max_seqlen;
+  return d;
+}
+
 void check_cp_segment_chunks(const char* op, int64_t cp_segment_chunks) {
   STD_TORCH_CHECK(cp_segment_chunks >= -1 && cp_segment_chunks <= (int64_t{1} << 24), op,
                   ": cp_segment_chunks must be -1 (automatic), 0 (off) or a chunk count in [1, 2^24], got ",
@@ -121,7 +128,7 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   const int forced = fwd_block_v_override();
   STD_TORCH_CHECK(forced != 128 || wide != nullptr, op, ": FLASHQLA_FWD_BLOCK_V=128, but this build has no 128-wide "
                   "forward kernel for this GPU (only the sm90 family has one)");
-  const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, sm_count(d.device), cp_segment_chunks,
+  const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks,
                                 wide != nullptr, forced);
   const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), plan.block_v);
   // which sequence and chunks every CTA of each pass runs (tilelang_src/sm90/seg_plan.py)

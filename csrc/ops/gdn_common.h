@@ -18,8 +18,13 @@ struct GdnDims {
   int32_t device;
   ScalarType dtype;
   int64_t T, H, HV, N;
+  int64_t max_seqlen = 0;  // the longest sequence's tokens, a planning hint (0: unknown; with_max_seqlen)
   int64_t num_slots() const { return (T + kChunk - 1) / kChunk + N; }  // docs: "Chunk slots"
 };
+
+// d with the op's max_seqlen argument checked (0: unknown, else in [1, T]; an error names it). Only the segment plans
+// read it (a shorter value than the real longest sequence changes the speed, never the results)
+GdnDims with_max_seqlen(const char* op, GdnDims d, int64_t max_seqlen);
 
 // v-heads per qk-head, a kernel argument: the kernels index heads by products, never divisions
 inline int32_t group_size(const GdnDims& d) { return static_cast<int32_t>(d.HV / d.H); }

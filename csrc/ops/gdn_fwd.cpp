@@ -47,8 +47,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor
                                                                 double scale, std::optional<Tensor> initial_state,
                                                                 Tensor cu_seqlens, bool output_final_state,
                                                                 bool state_v_first, int64_t cp_segment_chunks,
-                                                                bool output_chunk_states) {
-  const GdnDims d = check_gdn_inputs(kOp, q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first);
+                                                                bool output_chunk_states, int64_t max_seqlen) {
+  const GdnDims d = with_max_seqlen(
+      kOp, check_gdn_inputs(kOp, q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first), max_seqlen);
   torch::stable::accelerator::DeviceGuard guard(d.device);
   Tensor o = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
   Tensor g_cumsum = torch::stable::new_empty(g, {1, d.T, d.HV});

@@ -14,7 +14,7 @@ std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, 
 gdn_fwd_cuda(torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g,
              torch::stable::Tensor beta, double scale, std::optional<torch::stable::Tensor> initial_state,
              torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first,
-             int64_t cp_segment_chunks, bool output_chunk_states);
+             int64_t cp_segment_chunks, bool output_chunk_states, int64_t max_seqlen);
 
 // (dq, dk, dv, dg, dbeta, dh0)
 std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor,
@@ -23,6 +23,6 @@ gdn_bwd_cuda(torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Te
              torch::stable::Tensor beta, torch::stable::Tensor A, torch::stable::Tensor do_,
              std::optional<torch::stable::Tensor> dht, double scale, std::optional<torch::stable::Tensor> initial_state,
              torch::stable::Tensor cu_seqlens, bool state_v_first, int64_t cp_segment_chunks,
-             std::optional<torch::stable::Tensor> chunk_states);
+             std::optional<torch::stable::Tensor> chunk_states, int64_t max_seqlen);
 
 }  // namespace flashqla

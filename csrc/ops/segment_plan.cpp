@@ -31,19 +31,27 @@ constexpr double kMinGain = 0.9;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Time model in chunk times. The host does not read the lengths (no device-to-host copy): it assumes N sequences of
-// about T / N tokens, the longest kLongestShare times that (at most T). A pass over segments of L chunks with C CTAs
-// takes L * ceil(C / sms); the correction walk of the longest sequence runs ceil(longest / L) steps.
+// about T / N tokens, the longest kLongestShare times that (at most T), unless the caller passed the longest
+// (max_seqlen). A pass over segments of L chunks with C CTAs takes L * ceil(C / sms); the correction walk of the
+// longest sequence runs ceil(longest / L) steps. One segment per sequence: with the longest known, the passes' waves of
+// mean-length sequences or the longest sequence, whichever is longer (the CTAs of shorter sequences end early and
+// free their SMs); without it, the longest times the waves.
 struct CostModel {
   int64_t T, N, heads;  // heads: CTAs per segment (v-heads times V slices)
+  int64_t max_seqlen;   // 0: unknown
   int sms;
   SegmentModel k;
   int64_t total() const { return std::max<int64_t>(ceil_div(T, kChunkTokens), 1); }
   int64_t chunks() const { return std::max<int64_t>(total() / std::max<int64_t>(N, 1), 1); }
   int64_t longest() const {
+    if (max_seqlen > 0) return std::min(total(), ceil_div(max_seqlen, kChunkTokens));
     return std::min(total(), std::max(chunks(), static_cast<int64_t>(std::floor(kLongestShare * double(chunks())))));
   }
   double waves(double ctas) const { return std::ceil(ctas / sms); }
-  double one_segment() const { return double(longest()) * waves(double(N * heads)); }
+  double one_segment() const {
+    const double w = waves(double(N * heads));
+    return max_seqlen > 0 ? std::max(double(longest()), double(chunks()) * w) : double(longest()) * w;
+  }
   // segments of L chunks: the warm-up pass, the main pass and the corrections
   double segmented(int64_t L) const {
     const double ctas = double(N * ceil_div(chunks(), L) * heads);
@@ -70,14 +78,15 @@ SegmentPlan segments_of(int64_t T, int64_t N, int64_t seg_chunks, const CostMode
 }
 }  // namespace
 
-SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms, int64_t cp_segment_chunks) {
-  return plan_segments(T, N, HV, ctas_per_head, sms, cp_segment_chunks,
+SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
+                        int64_t cp_segment_chunks) {
+  return plan_segments(T, N, HV, max_seqlen, ctas_per_head, sms, cp_segment_chunks,
                        SegmentModel{kBwdDhFallbackShare, kModel.correction_step});
 }
 
-SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms,
+SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
                           int64_t cp_segment_chunks, const SegmentModel& model) {
-  const CostModel m{T, N, HV * ctas_per_head, sms, model};
+  const CostModel m{T, N, HV * ctas_per_head, max_seqlen, sms, model};
   if (cp_segment_chunks == 0 || N == 0 || T == 0) return single_segment(T, N, m);
   if (cp_segment_chunks > 0) return segments_of(T, N, cp_segment_chunks, m);
 
@@ -94,11 +103,11 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_hea
   return best_chunks > 0 ? segments_of(T, N, best_chunks, m) : single_segment(T, N, m);
 }
 
-FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128,
-                 int forced_block_v) {
-  const FwdPlan narrow{64, plan_segments(T, N, HV, 2, sms, cp_segment_chunks, kModel)};
+FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
+                 bool allow_bv128, int forced_block_v) {
+  const FwdPlan narrow{64, plan_segments(T, N, HV, max_seqlen, 2, sms, cp_segment_chunks, kModel)};
   if (forced_block_v == 64 || (forced_block_v == 0 && !allow_bv128)) return narrow;
-  const FwdPlan wide{128, plan_segments(T, N, HV, 1, sms, cp_segment_chunks, kModel)};
+  const FwdPlan wide{128, plan_segments(T, N, HV, max_seqlen, 1, sms, cp_segment_chunks, kModel)};
   if (forced_block_v == 128) return wide;
   return wide.sp.cost * kChunkTimeBv128 < narrow.sp.cost * kMinGain ? wide : narrow;  // the same margin as CP's
 }

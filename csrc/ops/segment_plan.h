@@ -26,12 +26,14 @@ struct SegmentModel {
 };
 
 // cp_segment_chunks: -1 chooses automatically, 0 keeps every sequence in one segment,
-// > 0 forces segments of that many chunks (tests, tuning). ctas_per_head: V slices per head.
-SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms,
+// > 0 forces segments of that many chunks (tests, tuning). ctas_per_head: V slices per head. max_seqlen: the longest
+// sequence's tokens when the caller knows it (the op's hint), 0 when not.
+SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
                           int64_t cp_segment_chunks, const SegmentModel& model);
 
 // The backward's state-gradient pass: its own warm-up share (segment_plan.cpp), the forward's recompute beside it
-SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t ctas_per_head, int sms, int64_t cp_segment_chunks);
+SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
+                        int64_t cp_segment_chunks);
 
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
 // kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where allowed and the model
@@ -44,7 +46,7 @@ struct FwdPlan {
   int block_v = 64;
   SegmentPlan sp;
 };
-FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int sms, int64_t cp_segment_chunks, bool allow_bv128,
-                 int forced_block_v);
+FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
+                 bool allow_bv128, int forced_block_v);
 
 }  // namespace flashqla

@@ -47,9 +47,12 @@ int main(int argc, char** argv) {
                 .findSchemaOrThrow("flashqla::gdn_fwd", "")
                 .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
                     const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                    double, const std::optional<at::Tensor>&, const at::Tensor&, bool, bool, int64_t, bool)>();
-  // cp_segment_chunks = -1: the library decides on context parallelism; no chunk states kept (false)
-  auto [o, final_state, g_cumsum, A, chunk_states] = op.call(q, k, v, g, beta, 0.125, h0, cu, true, false, -1, false);
+                    double, const std::optional<at::Tensor>&, const at::Tensor&, bool, bool, int64_t, bool,
+                    int64_t)>();
+  // cp_segment_chunks = -1: the library decides on context parallelism; no chunk states kept (false); max_seqlen
+  // = 113, the longer of the two sequences (a planning hint; 0 = unknown)
+  auto [o, final_state, g_cumsum, A, chunk_states] =
+      op.call(q, k, v, g, beta, 0.125, h0, cu, true, false, -1, false, 113);
   std::vector<char> bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create({o.cpu(), final_state.cpu()}));
   std::ofstream(argv[2], std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   std::printf("gdn_fwd from C++: o %s, final_state %s, |o| = %.6f\n", c10::str(o.sizes()).c_str(),

@@ -67,7 +67,7 @@ def unsupported_gpu_reason(device: int | None = None) -> str | None:
 
 @torch.library.register_fake("flashqla::gdn_fwd")
 def _gdn_fwd_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
-                  cp_segment_chunks=-1, output_chunk_states=False):
+                  cp_segment_chunks=-1, output_chunk_states=False, max_seqlen=0):
     T, HV = q.shape[1], v.shape[2]
     N = cu_seqlens.shape[0] - 1
     o = v.new_empty(1, T, HV, HEAD_DIM)
@@ -81,10 +81,11 @@ def _gdn_fwd_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_fin
 
 @torch.library.impl("flashqla::gdn_fwd", "CPU")
 def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
-                 cp_segment_chunks=-1, output_chunk_states=False):
-    # the float64 reference has no segments: cp_segment_chunks changes nothing here
+                 cp_segment_chunks=-1, output_chunk_states=False, max_seqlen=0):
+    # the float64 reference has no segments: cp_segment_chunks and max_seqlen change nothing here (checked)
     T, _, HV, N = op_checks.check_gdn_inputs("flashqla::gdn_fwd", q, k, v, "g", g, beta, initial_state, cu_seqlens,
                                              state_v_first)
+    op_checks.check_max_seqlen("flashqla::gdn_fwd", max_seqlen, T)
     gc = reference.chunk_local_cumsum_ref(g, cu_seqlens)
     A = reference.kkt_solve_ref(k, beta, cu_seqlens)
     # the slots no chunk owns stay 0 here (unspecified on CUDA)
@@ -98,7 +99,7 @@ def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_fina
 
 @torch.library.register_fake("flashqla::gdn_bwd")
 def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
-                  cp_segment_chunks=-1, chunk_states=None):
+                  cp_segment_chunks=-1, chunk_states=None, max_seqlen=0):
     N, HV = cu_seqlens.shape[0] - 1, v.shape[2]
     dh0 = g_cumsum.new_empty(N if initial_state is not None else 0, HV, HEAD_DIM, HEAD_DIM)
     return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.empty_like(g_cumsum),
@@ -107,12 +108,13 @@ def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_
 
 @torch.library.impl("flashqla::gdn_bwd", "CPU")
 def _gdn_bwd_cpu(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
-                 cp_segment_chunks=-1, chunk_states=None):
+                 cp_segment_chunks=-1, chunk_states=None, max_seqlen=0):
     # the reference recomputes the chunk states in float64: chunk_states is checked, not read
     op = "flashqla::gdn_bwd"
     T, _, HV, N = op_checks.check_gdn_inputs(op, q, k, v, "g_cumsum", g_cumsum, beta, initial_state, cu_seqlens,
                                              state_v_first)
     op_checks.check_bwd_extras(op, A, do, dht, T, HV, N, q.dtype, state_v_first, chunk_states)
+    op_checks.check_max_seqlen(op, max_seqlen, T)
     dq, dk, dv, dg, dbeta, dh0 = reference.chunk_bwd_ref(q, k, v, g_cumsum, beta, do, dht, scale, initial_state,
                                                          cu_seqlens, state_v_first)
     dh0 = dh0.float() if dh0 is not None else g_cumsum.new_empty(0, v.shape[2], HEAD_DIM, HEAD_DIM)
@@ -123,6 +125,7 @@ def _gdn_fwd_setup_context(ctx, inputs, output):
     q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first = inputs[:10]
     cp_segment_chunks = inputs[10] if len(inputs) > 10 else -1
     output_chunk_states = inputs[11] if len(inputs) > 11 else False
+    max_seqlen = inputs[12] if len(inputs) > 12 else 0
     _, _, g_cumsum, A, chunk_states = output
     # the chunk-local cumsum, the inverse and the chunk states are intermediates: they carry no gradient
     ctx.mark_non_differentiable(g_cumsum, A, chunk_states)
@@ -134,6 +137,7 @@ def _gdn_fwd_setup_context(ctx, inputs, output):
     ctx.scale = scale
     ctx.state_v_first = state_v_first
     ctx.cp_segment_chunks = cp_segment_chunks
+    ctx.max_seqlen = max_seqlen
 
 
 def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A, _d_chunk_states):
@@ -143,8 +147,9 @@ def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A, _d_chunk_state
         d_o = torch.zeros_like(v)
     dq, dk, dv, dg, dbeta, dh0 = torch.ops.flashqla.gdn_bwd(
         q, k, v, g_cumsum, beta, A, d_o.contiguous(), None if dht is None else dht.contiguous(), ctx.scale,
-        initial_state, cu_seqlens, ctx.state_v_first, ctx.cp_segment_chunks, chunk_states)
-    return dq, dk, dv, dg, dbeta, None, (dh0 if initial_state is not None else None), None, None, None, None, None
+        initial_state, cu_seqlens, ctx.state_v_first, ctx.cp_segment_chunks, chunk_states, ctx.max_seqlen)
+    return (dq, dk, dv, dg, dbeta, None, (dh0 if initial_state is not None else None), None, None, None, None, None,
+            None)
 
 
 torch.library.register_autograd("flashqla::gdn_fwd", _gdn_fwd_backward, setup_context=_gdn_fwd_setup_context)

@@ -55,6 +55,17 @@ class _Packed(NamedTuple):
     scale: float
     h0: torch.Tensor | None
     cu: torch.Tensor  # int32 offsets of the sequences
+    max_seqlen: int  # the longest sequence's tokens where the host knows it (dense batch, cu_seqlens_cpu), else 0
+
+
+def _max_seqlen(cu_seqlens_cpu: torch.Tensor | None, dense_T: int | None) -> int:
+    """The ops' planning hint (segment lengths and V width, csrc/ops/segment_plan.cpp), from what the host already
+    holds: T of a dense batch, or the longest sequence of cu_seqlens_cpu (not read while compiling); 0 = unknown."""
+    if dense_T is not None:
+        return dense_T
+    if cu_seqlens_cpu is None or cu_seqlens_cpu.numel() < 2 or torch.compiler.is_compiling():
+        return 0
+    return int((cu_seqlens_cpu[1:] - cu_seqlens_cpu[:-1]).max())
 
 
 def _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first,
@@ -77,7 +88,8 @@ def _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, st
         beta.reshape(1, B * T, HV).to(torch.float32).contiguous(),
         K ** -0.5 if scale is None else float(scale),
         None if initial_state is None else initial_state.to(torch.float32).contiguous(),
-        cu)
+        cu,
+        _max_seqlen(cu_seqlens_cpu, None if cu_seqlens is not None else (T if B > 0 else 0)))
 
 
 def chunk_gated_delta_rule_fwd(
@@ -108,7 +120,7 @@ def chunk_gated_delta_rule_fwd(
     p = _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
     o, final_state, g_cumsum, A, chunk_states = torch.ops.flashqla.gdn_fwd(
         p.q, p.k, p.v, p.g, p.beta, p.scale, p.h0, p.cu, output_final_state, state_v_first, cp_segment_chunks,
-        bool(output_chunk_states))
+        bool(output_chunk_states), p.max_seqlen)
     B, T, HV, V = p.B, p.T, v.shape[2], v.shape[3]
     return GdnForward(
         o.view(B, T, HV, V),
@@ -152,7 +164,7 @@ def chunk_gated_delta_rule_bwd(
         p.q, p.k, p.v, p.g, p.beta, A.reshape(1, B * T, HV, A.shape[-1]).contiguous(),
         do.reshape(1, B * T, HV, V).to(v.dtype).contiguous(),
         None if dht is None else dht.to(torch.float32).contiguous(), p.scale, p.h0, p.cu, state_v_first,
-        cp_segment_chunks, None if chunk_states is None else chunk_states.contiguous())
+        cp_segment_chunks, None if chunk_states is None else chunk_states.contiguous(), p.max_seqlen)
     return GdnGrads(dq.view(B, T, H, K), dk.view(B, T, H, K), dv.view(B, T, HV, V), dg.view(B, T, HV),
                     dbeta.view(B, T, HV), dh0 if initial_state is not None else None)
 
@@ -217,8 +229,10 @@ def chunk_gated_delta_rule(
             `[N + 1]` int32 or int64 offsets of N packed sequences (requires B = 1). Tokens after
             `cu_seqlens[-1]` are padding; their outputs are 0.
         cu_seqlens_cpu (torch.Tensor | None):
-            host copy of `cu_seqlens`: its values are then checked without a device-to-host copy.
-            (The offsets are not read back at all while a CUDA graph is captured or torch.compile
+            host copy of `cu_seqlens`: its values are then checked without a device-to-host copy,
+            and its longest sequence steers the choice of segments and V width (faster where the
+            lengths differ widely, e.g. 28672 + 4096 tokens; results do not depend on it). (The
+            offsets are not read back at all while a CUDA graph is captured or torch.compile
             traces; the kernels then clamp malformed offsets into [0, T]. docs/errors.md.)
         chunk_indices (torch.Tensor | None):
             accepted for FLA compatibility and not needed: flashqla maps chunks to sequences on the

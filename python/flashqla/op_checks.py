@@ -93,3 +93,9 @@ def check_bwd_extras(op, A, do, dht, T, HV, N, dtype, state_v_first, chunk_state
         _dtype(op, "chunk_states", chunk_states, dtype)
         _layout(op, "chunk_states", chunk_states, [num_chunk_slots(T, N), HV, HEAD_DIM, HEAD_DIM],
                 "[ceil(T / 64) + N, HV, K, V] (gdn_fwd's output_chunk_states)")
+
+
+def check_max_seqlen(op: str, max_seqlen, T: int) -> None:
+    """max_seqlen: 0 (unknown) or the longest sequence's length in [1, T] (a planning hint of the CUDA ops)."""
+    _check(isinstance(max_seqlen, int) and not isinstance(max_seqlen, bool) and 0 <= max_seqlen <= T, op,
+           f"max_seqlen must be 0 (unknown) or the longest sequence's length in [1, T = {T}], got {max_seqlen}")
