@@ -45,16 +45,21 @@ def read_sweeps(paths: list) -> dict:
     return rows
 
 
-def plan(T: int, N: int, heads: int, share: float, step: float, longest_share: float) -> tuple[int, float]:
-    """plan_segments: (segment chunks, 0 for one segment; the model's cost in chunk times)"""
+def plan(T: int, N: int, heads: int, share: float, step: float, longest_share: float,
+         max_seqlen: int = 0) -> tuple[int, float]:
+    """plan_segments: (segment chunks, 0 for one segment; the model's cost in chunk times); max_seqlen: the op's
+    hint (0: unknown)"""
     total = max(-(-T // 64), 1)
     chunks = max(total // max(N, 1), 1)
-    longest = min(total, max(chunks, math.floor(longest_share * chunks)))
+    if max_seqlen:
+        longest = min(total, -(-max_seqlen // 64))
+    else:
+        longest = min(total, max(chunks, math.floor(longest_share * chunks)))
 
     def waves(ctas: float) -> float:
         return math.ceil(ctas / SMS)
 
-    one = longest * waves(N * heads)
+    one = max(longest, chunks * waves(N * heads)) if max_seqlen else longest * waves(N * heads)
     best, best_L, L = one * MIN_GAIN, 0, MIN_SEG_CHUNKS
     while L < longest:
         ctas = N * -(-chunks // L) * heads
@@ -65,22 +70,26 @@ def plan(T: int, N: int, heads: int, share: float, step: float, longest_share: f
     return (best_L, best) if best_L else (0, one)
 
 
-def fwd_choice(T: int, N: int, HV: int, share: float, step: float, longest_share: float) -> tuple[int, int]:
+def fwd_choice(T: int, N: int, HV: int, share: float, step: float, longest_share: float,
+               max_seqlen: int = 0) -> tuple[int, int]:
     """plan_fwd: (segment chunks, V width)"""
-    narrow, wide = plan(T, N, 2 * HV, share, step, longest_share), plan(T, N, HV, share, step, longest_share)
+    narrow = plan(T, N, 2 * HV, share, step, longest_share, max_seqlen)
+    wide = plan(T, N, HV, share, step, longest_share, max_seqlen)
     return (wide[0], 128) if wide[1] * BV128_RATIO < narrow[1] * MIN_GAIN else (narrow[0], 64)
 
 
-def regrets(rows: dict, share_f: float, share_b: float, step: float, longest_share: float) -> tuple:
-    """geometric-mean regret of the forward and the backward, and per shape (key, fwd choice, bwd choice, ratios)"""
+def regrets(rows: dict, share_f: float, share_b: float, step: float, longest_share: float, hint: bool = False) -> tuple:
+    """geometric-mean regret of the forward and the backward, and per shape (key, fwd choice, bwd choice, ratios);
+    hint: the ops get the longest sequence (max_seqlen)"""
     lf = lb = 0.0
     per_shape = []
     for key, by_cp in rows.items():
-        hq, hv, T, N, _ = key
+        hq, hv, T, N, mix = key
+        max_seqlen = max(parse_lengths(mix)) if hint else 0
         fwd = {(cp, bv): t[1 + i] for cp, t in by_cp.items() if cp >= 0 for i, bv in enumerate((64, 128))}
         bwd = {cp: t[-1] for cp, t in by_cp.items() if cp >= 0}
-        cf = fwd_choice(T, N, hv, share_f, step, longest_share)
-        cb = plan(T, N, 2 * hv, share_b, step, longest_share)[0]
+        cf = fwd_choice(T, N, hv, share_f, step, longest_share, max_seqlen)
+        cb = plan(T, N, 2 * hv, share_b, step, longest_share, max_seqlen)[0]
         rf = fwd.get(cf, 1.2 * min(fwd.values())) / min(fwd.values())  # a plan the sweep did not force: 1.2
         rb = bwd.get(cb, 1.2 * min(bwd.values())) / min(bwd.values())
         lf, lb = lf + math.log(rf), lb + math.log(rb)
@@ -106,6 +115,12 @@ def main() -> int:
     print(f"chosen (share 0.25 / 0.5, step 5, longest 1.25): regret forward {f:.4f}, backward {b:.4f}; per shape:")
     for (hq, hv, _, _, mix), cf, cb, rf, rb in per_shape:
         print(f"  ({hq},{hv}) {mix:12} forward {str(cf):10} x{rf:.3f} | backward {cb:4} x{rb:.3f}")
+    f, b, per_shape = regrets(rows, 0.25, 0.5, 5.0, 1.25, hint=True)
+    print(f"the same with the longest sequence known (max_seqlen): regret forward {f:.4f}, backward {b:.4f}; "
+          "shapes above 4%:")
+    for (hq, hv, _, _, mix), cf, cb, rf, rb in per_shape:
+        if max(rf, rb) > 1.04:
+            print(f"  ({hq},{hv}) {mix:12} forward {str(cf):10} x{rf:.3f} | backward {cb:4} x{rb:.3f}")
     return 0
 
 
