@@ -10,12 +10,12 @@ STABLE_TORCH_LIBRARY(flashqla, m) {
       "gdn_fwd(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, float scale, Tensor? initial_state, "
       "Tensor cu_seqlens, bool output_final_state, bool state_v_first, int cp_segment_chunks=-1, "
       "bool output_chunk_states=False, int max_seqlen=0) -> (Tensor o, Tensor final_state, Tensor g_cumsum, "
-      "Tensor A, "
-      "Tensor chunk_states)");
+      "Tensor A, Tensor chunk_states)");
   m.def(
       "gdn_bwd(Tensor q, Tensor k, Tensor v, Tensor g_cumsum, Tensor beta, Tensor A, Tensor do, Tensor? dht, "
       "float scale, Tensor? initial_state, Tensor cu_seqlens, bool state_v_first, int cp_segment_chunks=-1, "
-      "Tensor? chunk_states=None, int max_seqlen=0) -> (Tensor dq, Tensor dk, Tensor dv, Tensor dg, Tensor dbeta, Tensor dh0)");
+      "Tensor? chunk_states=None, int max_seqlen=0) -> (Tensor dq, Tensor dk, Tensor dv, Tensor dg, Tensor dbeta, "
+      "Tensor dh0)");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(flashqla, CUDA, m) {
