@@ -52,6 +52,9 @@ def main() -> int:
     ap.add_argument("--no-wide", action="store_true", help="no forward at a forced 128-wide V slice")
     ap.add_argument("--hint", action="store_true",
                     help="pass cu_seqlens_cpu (the ops then plan from the longest sequence: max_seqlen)")
+    ap.add_argument("--keep", action="store_true",
+                    help="the forward keeps the chunk states and the backward reads them (save_chunk_states): its "
+                         "state-gradient pass runs without the recompute beside it")
     args = ap.parse_args()
     widths = ["64"] if args.no_wide else ["64", "128"]
     print(f"{'shape':>22} {'cp':>5} {'fwd ms':>8} " + " ".join(f"{'fwd' + w:>8}" for w in widths) + f" {'bwd ms':>8}")
@@ -70,13 +73,14 @@ def main() -> int:
 
                 def fwd(cp=cp):
                     return flashqla.chunk_gated_delta_rule_fwd(q, k, v, g, beta, initial_state=h0, cu_seqlens=cu,
-                                                               cu_seqlens_cpu=cpu, cp_segment_chunks=cp)
+                                                               cu_seqlens_cpu=cpu, cp_segment_chunks=cp,
+                                                               output_chunk_states=args.keep)
                 out = with_width("", fwd)
 
                 def bwd(cp=cp, out=out):
                     return flashqla.chunk_gated_delta_rule_bwd(q, k, v, out.g_cumsum, beta, out.A, do, out.final_state,
                                                                initial_state=h0, cu_seqlens=cu, cu_seqlens_cpu=cpu,
-                                                               cp_segment_chunks=cp)
+                                                               cp_segment_chunks=cp, chunk_states=out.chunk_states)
                 t_f = with_width("", lambda: time_ms(fwd, args.calls, args.reps)[0])
                 t_w = [with_width(w, lambda: time_ms(fwd, args.calls, args.reps)[0]) for w in widths]
                 t_b = with_width("", lambda: time_ms(bwd, args.calls, args.reps)[0])
