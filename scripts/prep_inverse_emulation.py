@@ -207,13 +207,18 @@ def inputs(seed: int) -> tuple:
     return 0.3 * rng.standard_normal(shape), rng.standard_normal(shape), rng.uniform(0.0, 1.0, BT)
 
 
+def gap(by_warps, reference, seed: int = 0) -> float:
+    """The largest difference between a merge by warps and its reference path, on inputs(seed)."""
+    m_s, inv_s, b_s = inputs(seed)
+    return float(np.abs(by_warps(m_s, inv_s, b_s) - reference(m_s, inv_s, b_s)).max())
+
+
 def main() -> int:
-    m_s, inv_s, b_s = inputs(0)
-    err1 = float(np.abs(merge_by_warps(m_s, inv_s, b_s) - merge_by_fma(m_s, inv_s, b_s)).max())
+    err1 = gap(merge_by_warps, merge_by_fma)
     print(f"mma_level1: level-1 merge by warps against the FMA loops: max |difference| = {err1:.3e}")
-    err2 = diag16_error(m_s, inv_s, b_s)
+    err2 = diag16_error(*inputs(0))
     print(f"diag8: 16x16 diagonal blocks from 8x8 ones against inv(T's blocks): max |difference| = {err2:.3e}")
-    err3 = float(np.abs(merge2_by_warps(m_s, inv_s, b_s) - merge2_by_gemm(m_s, inv_s, b_s)).max())
+    err3 = gap(merge2_by_warps, merge2_by_gemm)
     print(f"mma_level2: level-2 merge by warps against the matrix products: max |difference| = {err3:.3e}")
     return 0 if max(err1, err2, err3) < 1e-12 else 1
 
