@@ -9,18 +9,9 @@ geometric mean of each new log's time over the old fastest.
 from __future__ import annotations
 
 import math
-import re
 import sys
-from collections import defaultdict
 
-
-def read(path: str) -> dict:
-    rows: dict = defaultdict(dict)
-    for line in open(path):
-        m = re.match(r"\s*(\(\d+,\d+\) \S+)\s+(-?\d+)((?:\s+[\d.]+)+)\s*$", line)
-        if m:
-            rows[m.group(1)][int(m.group(2))] = [float(t) for t in m.group(3).split()]
-    return rows
+from cp_sweep_summary import read  # the same directory: the log reader
 
 
 def main() -> int:

@@ -12,12 +12,18 @@ import sys
 from collections import defaultdict
 
 
-def main() -> int:
-    rows: dict = defaultdict(dict)  # shape -> cp -> [fwd, fwd64, (fwd128,) bwd]
-    for line in open(sys.argv[1]):
+def read(path: str) -> dict:
+    """A cp_sweep.py log: shape -> cp -> [fwd, fwd64, (fwd128,) bwd] ms"""
+    rows: dict = defaultdict(dict)
+    for line in open(path):
         m = re.match(r"\s*(\(\d+,\d+\) \S+)\s+(-?\d+)((?:\s+[\d.]+)+)\s*$", line)
         if m:
             rows[m.group(1)][int(m.group(2))] = [float(t) for t in m.group(3).split()]
+    return rows
+
+
+def main() -> int:
+    rows = read(sys.argv[1])
     print(f"{'shape':>20} | {'auto fwd':>8} {'best (cp, bv)':>16} {'a/b':>5} | {'auto bwd':>8} {'best cp':>12} {'a/b':>5}")
     for shape, by_cp in rows.items():
         if -1 not in by_cp:
