@@ -443,6 +443,51 @@ def time_us(fn, reps: int = 20) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def interleaved(args, kernels: dict) -> int:
+    """--rounds: per shape, every kernel once per round (outputs poisoned before each run, compared with the first
+    kernel's), then the median of its rounds' times and the ratio to the first kernel's median."""
+    import time
+
+    import torch
+
+    inputs = {SPECS[k]["inputs"] for k, _ in kernels}
+    if len(inputs) != 1 or args.masks is not None or any(v == "ablate" for _, v in kernels):
+        raise SystemExit("--rounds: kernels of one input kind, without ablation masks")
+    make = inputs.pop()
+    outs = BWD_CHUNK_OUTPUTS if make is bwd_chunk_inputs else PREP_OUTPUTS if make is prep_inputs else None
+    print(f"{'kernel':<10} {'variant':<7} {'(h_qk, h_v)':<12} {'median':>9} {'min':>9} {'max':>9} {'/ first':>8} "
+          f"{'max |out - first|':>17}  ({args.rounds} rounds, interleaved)")
+    for h in args.heads:
+        H, HV = (int(s) for s in h.split(","))
+        x, per, out = make(args.tokens, H, HV)
+        names_out = outs or (out,)
+        runs, times, diffs, ref = {}, {}, {}, None
+        for (k, name), (kern, names, dtypes) in kernels.items():
+            xk = fit_outputs(x, dtypes, H)
+            runs[(k, name)] = (lambda kern=kern, names=names, xk=xk: kern(*[xk[n] for n in names]), xk)
+        first = next(iter(runs))
+        t_end = time.perf_counter() + 1.0  # warm-up: the clocks settle before the first timed kernel
+        while time.perf_counter() < t_end:
+            runs[first][0]()
+            torch.cuda.synchronize()
+        for _ in range(args.rounds):
+            for key, (run, xk) in runs.items():
+                for o in names_out:
+                    xk[o].fill_(float("nan"))
+                times.setdefault(key, []).append(time_us(run) / per)
+                got = {o: xk[o].float() for o in names_out}
+                ref = ref or {o: t.clone() for o, t in got.items()}
+                d = max((got[o] - ref[o]).abs().max().item() if got[o].shape == ref[o].shape else float("nan")
+                        for o in names_out)
+                diffs[key] = max(diffs.get(key, 0.0), d)
+        base = sorted(times[first])[len(times[first]) // 2]
+        for key, ts in times.items():
+            med = sorted(ts)[len(ts) // 2]
+            print(f"{key[0]:<10} {key[1]:<7} {f'({H}, {HV})':<12} {med:9.2f} {min(ts):9.2f} {max(ts):9.2f} "
+                  f"{med / base:8.3f} {diffs[key]:17.3e}", flush=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kernels", nargs="+", default=["fwd", "prep"], choices=list(SPECS))
@@ -460,6 +505,11 @@ def main() -> int:
                          "of nothing, each bit and the spec's combinations; e.g. prep --masks 0 120 at --heads 1,4: "
                          "a lone CTA per SM doing only the inverse (and the gates) of its 4 v-heads")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="time the kernels (of one input kind, no ablation masks) interleaved: this many rounds over "
+                         "all of them per shape, after a second of warm-up, and print each one's median over the "
+                         "rounds and its ratio to the first kernel's (a kernel-major run drifts by a few percent: the "
+                         "twenty-second session's first spec ran 4-6% slower than the same spec timed last)")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
@@ -472,6 +522,8 @@ def main() -> int:
     kernels = {(k, v): build(*job) for job in jobs for k, v in [job[:2]]}  # from TileLang's cache
     print(f"{'kernel':<6} {'variant':<7} {'skipped':<40} {'(h_qk, h_v)':<12} {'time':>9} {'unit':<10} "
           f"{'max |out - base|':>16}")
+    if args.rounds:
+        return interleaved(args, kernels)
     refs = {}  # (inputs, heads) -> the first variant's outputs: kernels of the same inputs compare with each other
     for kname in args.kernels:
         spec = SPECS[kname]
