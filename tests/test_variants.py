@@ -39,6 +39,13 @@ def test_every_family_has_the_same_kernels_and_keys():
     for (family, _), more in extras.items():
         assert {k for k, _ in more} <= {k for k, _ in rows[0]} and not more & rows[0], (family, more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
+    assert ("gdn_bwd_chunk", (("dtype", "bf16"), ("gmax", 2))) in extras[("sm90", "sm_90a")]
+
+
+def test_keys_are_the_dispatch_fields():
+    """codegen.py writes a variant's key into the fields dtype, bv and gmax of its table row (csrc/ops/dispatch.h
+    matches those): a key of another name would be dropped and its variant shadow the default"""
+    assert {name for v in variants.VARIANTS for name, _ in v.key} <= {"dtype", "bv", "gmax"}
 
 
 def test_symbols_are_unique():

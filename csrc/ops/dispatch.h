@@ -37,13 +37,18 @@ std::string compiled_list(const Variant (&table)[N]) {
   return out;
 }
 
-// The variant for the device's family and dtype, of V-slice width bv (any when bv is 0), or nullptr
+// The variant for the device's family and dtype, of V-slice width bv (any when bv is 0) and group bound gmax (0: the
+// kernel's default variant, for any group; tilelang_src/variants.py's EXTRA_PROGRAMS), or nullptr
 template <class Variant, size_t N>
-const Variant* find_variant_or_null(const Variant (&table)[N], int32_t device, const char* dtype, int bv) {
+const Variant* find_variant_or_null(const Variant (&table)[N], int32_t device, const char* dtype, int bv,
+                                    int gmax = 0) {
   const int cc = compute_capability(device);
   const std::string family = kernel_family(cc);
   for (const Variant& v : table) {
-    if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && (bv == 0 || v.bv == bv)) return &v;
+    if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && (bv == 0 || v.bv == bv) &&
+        v.gmax == gmax) {
+      return &v;
+    }
   }
   return nullptr;
 }

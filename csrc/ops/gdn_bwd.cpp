@@ -14,6 +14,9 @@ namespace flashqla {
 
 namespace {
 constexpr const char* kOp = "flashqla::gdn_bwd";
+// groups of v-heads per qk-head up to this size run the chunk gradient's small-group variant where there is one
+// (its key gmax in tilelang_src/variants.py)
+constexpr int64_t kSmallGroup = 2;
 
 // The chunk-gradient programs differ in what they write for dq and dk: the SM90 program (also lowered for
 // SM100) sums each group of v-heads in the kernel ([1, T, H, K] in q's dtype); the SM120 program writes
@@ -58,7 +61,14 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   }
 
   torch::stable::accelerator::DeviceGuard guard(d.device);
-  const auto& chunk = find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
+  // the chunk gradient: the variant for small groups where the build has one (sm90: more registers for the producer
+  // warps, whose loads are exposed with one or two v-heads per CTA; tilelang_src/variants.py), else the default
+  const auto* small_group = d.HV <= kSmallGroup * d.H ? find_variant_or_null(gdn_bwd_chunk_variants, d.device,
+                                                                               dtype_key(d.dtype), 0, kSmallGroup)
+                                                        : nullptr;
+  const auto& chunk = small_group != nullptr
+                          ? *small_group
+                          : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
   const bool summed = chunk_kernel_sums_groups(chunk.family);
   // dq and dk as the chunk kernel writes them: summed over each group in q's dtype, or per v-head in fp32
   Tensor dq_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
