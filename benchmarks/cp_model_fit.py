@@ -6,6 +6,10 @@ constants' regret, the best grid points, and per shape what the chosen constants
 
     python benchmarks/cp_model_fit.py benchmarks/results/H200_cp_sweep_a1bdf84.log \
         benchmarks/results/H200_cp_sweep_multi_a611c11.log
+    python benchmarks/cp_model_fit.py --keep benchmarks/results/H200_cp_sweep_keep_a993033.log
+
+--keep: logs of `cp_sweep.py --keep` (the backward reading the forward's kept chunk states, no recompute beside its
+state-gradient pass): the backward's warm-up share alone is fitted there.
 
 The host knows T and N only (never the lengths: no device-to-host copy), so the model assumes N equal lengths; mixes
 of unequal lengths are fitted as such.
@@ -97,7 +101,24 @@ def regrets(rows: dict, share_f: float, share_b: float, step: float, longest_sha
     return math.exp(lf / len(rows)), math.exp(lb / len(rows)), per_shape
 
 
+def fit_kept(paths: list) -> int:
+    """The backward's warm-up share with the chunk states kept: its regret per share, and the shapes where the share
+    of the recompute case (0.5) and the forward's (0.25) choose differently."""
+    rows = read_sweeps(paths)
+    for share in (0.125, 0.25, 0.375, 0.5, 0.75, 1.0):
+        print(f"kept states, backward share {share}: regret {regrets(rows, 0.25, share, 5.0, 1.25)[1]:.4f} "
+              f"({len(rows)} shapes)")
+    half, quarter = regrets(rows, 0.25, 0.5, 5.0, 1.25)[2], regrets(rows, 0.25, 0.25, 5.0, 1.25)[2]
+    print("where they differ: share 0.5 (segment chunks, x fastest) | share 0.25")
+    for (key, _, cb_h, _, rb_h), (_, _, cb_q, _, rb_q) in zip(half, quarter):
+        if cb_h != cb_q:
+            print(f"  ({key[0]},{key[1]}) {key[4]:12} {cb_h:4} x{rb_h:.3f} | {cb_q:4} x{rb_q:.3f}")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--keep"]:
+        return fit_kept(sys.argv[2:])
     rows = read_sweeps(sys.argv[1:])
     f, b, _ = regrets(rows, 0.25, 0.25, 1.5, 1.0)
     print(f"constants before (share 0.25, step 1.5, equal lengths): regret forward {f:.4f}, backward {b:.4f} "

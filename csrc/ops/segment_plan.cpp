@@ -18,7 +18,10 @@ constexpr int64_t kMinSegChunks = 4;
 // among many (the fit's plateau is 4-6; 1.5 before, fitted when the chunk was slower, chose segments too short). The
 // backward's state-gradient pass runs beside the forward's recompute on a side stream, which takes SMs its segments
 // would use: its warm-up share is fitted at a half. Regret (the chosen plan's time over the fastest forced one,
-// geometric mean over the 119 shapes): forward 3.4% -> 1.3%, backward 3.2% -> 0.3%.
+// geometric mean over the 119 shapes): forward 3.4% -> 1.3%, backward 3.2% -> 0.3%. With the forward's chunk states
+// kept (no recompute beside it) the pass has the SMs to itself and its share fits the forward's quarter (36 shapes,
+// 6 head configurations, cp_sweep.py --keep; H200_cp_sweep.md, "Kept states"): regret 1.2% -> 0.2%, up to 1.11x at
+// (8, 24) 1x16384.
 constexpr SegmentModel kModel{0.25, 5.0};
 constexpr double kBwdDhFallbackShare = 0.5;
 // the longest of N sequences, assumed: this many times the mean length (at most T). Fitted with the constants above
@@ -79,9 +82,9 @@ SegmentPlan segments_of(int64_t T, int64_t N, int64_t seg_chunks, const CostMode
 }  // namespace
 
 SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
-                        int64_t cp_segment_chunks) {
+                        int64_t cp_segment_chunks, bool states_kept) {
   return plan_segments(T, N, HV, max_seqlen, ctas_per_head, sms, cp_segment_chunks,
-                       SegmentModel{kBwdDhFallbackShare, kModel.correction_step});
+                       SegmentModel{states_kept ? kModel.fallback_share : kBwdDhFallbackShare, kModel.correction_step});
 }
 
 SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,

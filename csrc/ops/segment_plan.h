@@ -31,9 +31,10 @@ struct SegmentModel {
 SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
                           int64_t cp_segment_chunks, const SegmentModel& model);
 
-// The backward's state-gradient pass: its own warm-up share (segment_plan.cpp), the forward's recompute beside it
+// The backward's state-gradient pass: its own warm-up share (segment_plan.cpp) with the forward's recompute beside it,
+// the forward's share when the caller passed the forward's chunk states (states_kept: no recompute)
 SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
-                        int64_t cp_segment_chunks);
+                        int64_t cp_segment_chunks, bool states_kept);
 
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
 // kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where allowed and the model
