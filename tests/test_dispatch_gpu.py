@@ -34,3 +34,28 @@ def test_kernels_run_after_a_failed_selection(monkeypatch):
     monkeypatch.delenv("FLASHQLA_KERNEL_FAMILY")
     o, _ = flashqla.chunk_gated_delta_rule(**p)
     assert torch.isfinite(o).all()
+
+
+def _bwd_chunk_kernel_names(H: int, HV: int) -> set[str]:
+    """The chunk-gradient kernels a forward + backward at (H, HV) launches (torch.profiler)."""
+    p = make_problem(1, 256, H, HV, device="cuda")
+    for name in ("q", "k", "v", "g", "beta"):
+        p[name].requires_grad_()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True)
+        torch.autograd.backward([o, ht], [torch.randn_like(o), torch.randn_like(ht)])
+        torch.cuda.synchronize()
+    assert torch.isfinite(p["q"].grad).all()
+    return {e.key for e in prof.key_averages() if "gdn_bwd_chunk" in e.key}
+
+
+@pytest.mark.parametrize("H,HV,small", [(2, 2, True), (2, 4, True), (2, 6, False), (1, 4, False)])
+def test_chunk_gradient_variant_by_group(H, HV, small):
+    # groups of one or two v-heads per qk-head run the chunk gradient's small-group variant (key gmax 2) where the
+    # build has one for this GPU's family (tilelang_src/variants.py), larger groups the default kernel
+    major, minor = torch.cuda.get_device_capability()
+    has_small = any(k["kernel"] == "gdn_bwd_chunk" and k["key"].get("gmax") == 2 and k["family"] == f"sm{major}{minor}"
+                    and k["arch"] == f"sm_{major}{minor}a" for k in flashqla.build_manifest()["kernels"])
+    names = _bwd_chunk_kernel_names(H, HV)
+    assert len(names) == 1, names
+    assert ("_gmax2_" in names.pop()) == (small and has_small)
