@@ -101,8 +101,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   char err[512] = {0};
 
   // the state-gradient pass's segments (step 2): its own warm-up share, fitted beside the recompute, or the
-  // forward's when the states are kept (segment_plan.cpp). The recompute plans as the forward does (the same plan: kept and recomputed states are the
-  // same bits); taking this plan's segment length instead was no faster over 56 shapes (H200_cp_sweep.md, "Refit")
+  // forward's when the states are kept (segment_plan.cpp). The recompute plans as the forward does (the same plan:
+  // kept and recomputed states are the same bits); taking this plan's segment length instead was no faster over 56
+  // shapes (H200_cp_sweep.md, "Refit")
   check_cp_segment_chunks(kOp, cp_segment_chunks);
   const SegmentPlan sp =
       plan_bwd_dh(d.T, d.N, d.HV, d.max_seqlen, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks,
