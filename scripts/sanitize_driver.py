@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The workload scripts/sanitize.sh runs under compute-sanitizer: every compiled kernel once on small shapes.
 
-For bf16 and fp16 (all 8 kernel variants: chunk prep, forward, state-gradient, chunk-gradient), one
+For bf16 and fp16 (the chunk prep, forward, state-gradient and chunk-gradient kernels of each), one
 forward + backward through flashqla.chunk_gated_delta_rule with packed sequences (a 1-token, an empty, a
 partial-chunk and a multi-chunk one), a padding tail, an initial state and the final state, in both
-state layouts; the same with context parallelism forced on (the segment-plan and correction kernels);
+state layouts, at two v-heads per qk-head (the chunk gradient's small-group variant where the build has one) and,
+in bf16, at four (its default variant); the same with context parallelism forced on (the segment-plan and correction kernels);
 once with the chunk states kept (the forward stores o and the states in one launch); then the ops with
 malformed cu_seqlens (unsorted, negative, beyond T), which the kernels clamp on the device: under memcheck
 they must not access memory out of bounds either.
@@ -41,15 +42,15 @@ def main() -> int:
     torch.manual_seed(0)
     lengths, tail = [1, 0, 100, 130], 21
     cu = offsets([0, 1, 1, 101, 231])
-    for dtype, v_first in ((torch.bfloat16, False), (torch.float16, True)):
-        p = {n: t.requires_grad_() for n, t in problem(dtype, lengths, tail).items()}
+    for dtype, v_first, H in ((torch.bfloat16, False, 2), (torch.float16, True, 2), (torch.bfloat16, False, 1)):
+        p = {n: t.requires_grad_() for n, t in problem(dtype, lengths, tail, H=H).items()}
         o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True, cu_seqlens=cu, state_v_first=v_first)
         (o.float().square().sum() + ht.square().sum()).backward()
         torch.cuda.synchronize()
         bad = [n for n, t in p.items() if not bool(torch.isfinite(t.grad).all())]
         assert bool(torch.isfinite(o).all()) and not bad, f"{dtype}: non-finite results {bad}"
         print(f"sanitize driver: {dtype} forward + backward (varlen, padding, h0, final state, "
-              f"state_v_first={v_first}) done", flush=True)
+              f"state_v_first={v_first}, {4 // H} v-heads per qk-head) done", flush=True)
 
     # context parallelism forced on (segments of 1 chunk): the segment plan, the warm-up pass with its
     # transition-matrix CTAs (g = 0 heads), the correction and the main pass; also in the backward's recompute
