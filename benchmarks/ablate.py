@@ -410,7 +410,8 @@ SPECS = {
 # option is gone with its code.) Without the warpgroups' join before the dq and dk stores (join=False, "nj": each
 # stores when its own loop ends). The twenty-second session's run at one v-head per group (never measured there before):
 # 240 / 224 / 40 and tma_dv 3-7% faster at (16, 16) and (32, 32); specs r4-r6 (other splits with the producer warps
-# above 24 registers), r2t / r4t (with tma_dv) and b (the default again, for the run's noise) follow it up
+# above 24 registers), r2t / r4t (with tma_dv) and b (the default again, for the run's noise) follow it up; qk / r2qk:
+# dq and dk stored by TMA (tma_dqdk, off; not yet run), with the default split and with the small-group variant's
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -422,7 +423,8 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsnj": dict(join=False), "bwdcwsb": {},
                       "bwdcwsr4": dict(regs=(248, 224, 32)), "bwdcwsr5": dict(regs=(256, 216, 32)),
                       "bwdcwsr6": dict(regs=(248, 216, 40)), "bwdcwsr2t": dict(regs=(240, 224, 40), tma_dv=True),
-                      "bwdcwsr4t": dict(regs=(248, 224, 32), tma_dv=True)}.items():
+                      "bwdcwsr4t": dict(regs=(248, 224, 32), tma_dv=True),
+                      "bwdcwsqk": dict(tma_dqdk=True), "bwdcwsr2qk": dict(regs=(240, 224, 40), tma_dqdk=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

@@ -86,6 +86,12 @@ def gdn_bwd_chunk_ws_sm90(
     # every output bitwise equal): 121.8 -> 120.8 us at (2, 8), 263.5 -> 268.6 at (16, 16), 498.8 -> 494.7 at (32, 32),
     # 678.1 -> 693.3 at (16, 64) (benchmarks/results/H200_prep_inverse.md, twenty-first session): the join kept
     join: bool = True,
+    # dq and dk of a full chunk stored by TMA from Q's and K's buffers (waited for until read, before the CTA's shared
+    # memory goes) instead of 16-byte element stores. At one v-head per group the CTA's fixed work is about 7 of its
+    # 16 SM-us per (chunk, v-head) (the twenty-second session's profile against a group of three), and skipping the dq
+    # and dk stores saved 50 of 279 us at (16, 16) (spec bwdcwsab): there the stores end every CTA, exposed. Not yet
+    # measured (ablate spec bwdcwsqk); off
+    tma_dqdk: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -138,6 +144,21 @@ def gdn_bwd_chunk_ws_sm90(
                 gr = g_s[st, r]
                 gc = g_s[st, c]
                 x[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * x[r, c]
+
+    @T.macro
+    def store_group_sum(src, dst, t0, hq, n_valid, n_store, full):
+        """dst[t0 + r, hq, :] <- src[r, :] (dq or dk, staged in Q's or K's buffer) for the chunk's rows: with tma_dqdk
+        one TMA store for a full chunk, waited for until it has read the buffer (the CTA's last work), else 16-byte
+        element stores"""
+        if tma_dqdk:
+            T.fence_proxy_async()  # every writer's, ahead of the barrier TileLang puts before the store (store_dv)
+            if full:
+                T.tma_copy(src, dst[t0:t0 + BT, hq, 0:K])
+                T.tma_store_wait()
+            else:
+                store_chunk_rows(src, dst, t0, hq, n_valid, n_store, BT, K, dtype)
+        else:
+            store_chunk_rows(src, dst, t0, hq, n_valid, n_store, BT, K, dtype)
 
     @T.macro
     def store_dv(src, dst, t0, hv, n_valid, n_store, full):
@@ -495,7 +516,7 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_wait(fin[0], 0)
                 # ---- dq stored through Q's buffer
                 T.copy(dqf, q_s)
-                store_chunk_rows(q_s, dq, t0, hq, n_valid, n_store, BT, K, dtype)
+                store_group_sum(q_s, dq, t0, hq, n_valid, n_store, full)
 
             elif tx < 256:
                 # ================= WK: dVd, dv, dVg, dK
@@ -643,7 +664,7 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_wait(fin[0], 0)
                 # ---- dk stored through K's buffer
                 T.copy(dkf, k_s)
-                store_chunk_rows(k_s, dk, t0, hq, n_valid, n_store, BT, K, dtype)
+                store_group_sum(k_s, dk, t0, hq, n_valid, n_store, full)
 
             else:
                 # ================= WP: loads, one warp per input
