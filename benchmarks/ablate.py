@@ -411,7 +411,8 @@ SPECS = {
 # stores when its own loop ends). The twenty-second session's run at one v-head per group (never measured there before):
 # 240 / 224 / 40 and tma_dv 3-7% faster at (16, 16) and (32, 32); specs r4-r6 (other splits with the producer warps
 # above 24 registers), r2t / r4t (with tma_dv) and b (the default again, for the run's noise) follow it up; qk / r2qk:
-# dq and dk stored by TMA (tma_dqdk, off; not yet run), with the default split and with the small-group variant's
+# dq and dk stored by TMA (tma_dqdk, off; not yet run), with the default split and with the small-group variant's;
+# pl / r2pl / r2qkpl: dS1 and dO loaded after Q and K (prio_loads, off; not yet run), alone and with the others
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -424,7 +425,9 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsr4": dict(regs=(248, 224, 32)), "bwdcwsr5": dict(regs=(256, 216, 32)),
                       "bwdcwsr6": dict(regs=(248, 216, 40)), "bwdcwsr2t": dict(regs=(240, 224, 40), tma_dv=True),
                       "bwdcwsr4t": dict(regs=(248, 224, 32), tma_dv=True),
-                      "bwdcwsqk": dict(tma_dqdk=True), "bwdcwsr2qk": dict(regs=(240, 224, 40), tma_dqdk=True)}.items():
+                      "bwdcwsqk": dict(tma_dqdk=True), "bwdcwsr2qk": dict(regs=(240, 224, 40), tma_dqdk=True),
+                      "bwdcwspl": dict(prio_loads=True), "bwdcwsr2pl": dict(regs=(240, 224, 40), prio_loads=True),
+                      "bwdcwsr2qkpl": dict(regs=(240, 224, 40), tma_dqdk=True, prio_loads=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

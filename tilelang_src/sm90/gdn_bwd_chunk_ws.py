@@ -92,6 +92,11 @@ def gdn_bwd_chunk_ws_sm90(
     # and dk stores saved 50 of 279 us at (16, 16) (spec bwdcwsab): there the stores end every CTA, exposed. Not yet
     # measured (ablate spec bwdcwsqk); off
     tma_dqdk: bool = False,
+    # the loads of dS1 and dO (needed after the first products) issued once Q and K have arrived, so that Q, K, S0, V and
+    # A, g, beta (the first products' operands) do not share the CTA's first memory burst with them. Bites on each CTA's
+    # first v-head (later ones wait on a completed phase); at one v-head per group every CTA is its first. Not yet
+    # measured (ablate spec bwdcwspl); off
+    prio_loads: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -681,6 +686,8 @@ def gdn_bwd_chunk_ws_sm90(
                         T.barrier_wait(h_free[0], (jv + 1) % 2)
                         T.tma_copy(h[slot, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
                         T.barrier_arrive(bar_h[0])
+                        if prio_loads:  # Q and K arrived (phase 0 completes once: later v-heads pass at once)
+                            T.barrier_wait(bar_qk[0], 0)
                         T.barrier_wait(dh_free[0], (jv + 1) % 2)
                         T.tma_copy(dh[slot, hv, 0:K, 0:V], dh_s, barrier=bar_dh[0])
                         T.barrier_arrive(bar_dh[0])
@@ -693,6 +700,8 @@ def gdn_bwd_chunk_ws_sm90(
                         T.barrier_arrive(bar_v[0])
                 elif tx < 256 + 96:
                     # dO
+                    if prio_loads:  # after Q and K
+                        T.barrier_wait(bar_qk[0], 0)
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(do_free[0], (jv + 1) % 2)
