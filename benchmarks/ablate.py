@@ -408,9 +408,10 @@ SPECS = {
 # with A^T dA as the register operand (dl_rs=False: the default until the nineteenth session, whose run of dl_rs was
 # spec bwdcwsdl against it). (The nineteenth session's `items` walk, specs bwdcwsi2 / i4 / i8: H200_bwdc_items.md; the
 # option is gone with its code.) Without the warpgroups' join before the dq and dk stores (join=False, "nj": each
-# stores when its own loop ends). The twenty-second session's run at one v-head per group (never measured there before):
-# 240 / 224 / 40 and tma_dv 3-7% faster at (16, 16) and (32, 32); specs r4-r6 (other splits with the producer warps
-# above 24 registers), r2t / r4t (with tma_dv) and b (the default again, for the run's noise) follow it up; qk / r2qk:
+# stores when its own loop ends). The twenty-second session's runs at one v-head per group (never measured there before;
+# benchmarks/results/H200_bwdc_regs.md): interleaved (--rounds), 240 / 224 / 40 0.93x at (32, 32) (1.09x at (16, 64): the
+# small-group variant's split since), tma_dv 0.975x; specs r4-r6 (other splits with the producer warps above 24
+# registers), r2t / r4t (with tma_dv) and b (the default again, for the run's noise) came with them; qk / r2qk:
 # dq and dk stored by TMA (tma_dqdk, off; not yet run), with the default split and with the small-group variant's;
 # pl / r2pl / r2qkpl: dS1 and dO loaded after Q and K (prio_loads, off; not yet run), alone and with the others
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
