@@ -409,8 +409,8 @@ SPECS = {
 # spec bwdcwsdl against it). (The nineteenth session's `items` walk, specs bwdcwsi2 / i4 / i8: H200_bwdc_items.md; the
 # option is gone with its code.) Without the warpgroups' join before the dq and dk stores (join=False, "nj": each
 # stores when its own loop ends). The twenty-second session's runs at one v-head per group (never measured there before;
-# benchmarks/results/H200_bwdc_regs.md): interleaved (--rounds), 240 / 224 / 40 0.93x at (32, 32) (1.09x at (16, 64): the
-# small-group variant's split since), tma_dv 0.975x; specs r4-r6 (other splits with the producer warps above 24
+# benchmarks/results/H200_bwdc_regs.md): interleaved (--rounds), 240 / 224 / 40 0.93x at (32, 32) (1.09x at
+# (16, 64): the small-group variant's split since), tma_dv 0.975x; specs r4-r6 (other splits with the producer warps above 24
 # registers), r2t / r4t (with tma_dv) and b (the default again, for the run's noise) came with them; qk / r2qk:
 # dq and dk stored by TMA (tma_dqdk, off; not yet run), with the default split and with the small-group variant's;
 # pl / r2pl / r2qkpl: dS1 and dO loaded after Q and K (prio_loads, off; not yet run), alone and with the others

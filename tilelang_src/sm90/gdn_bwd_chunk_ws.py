@@ -92,9 +92,9 @@ def gdn_bwd_chunk_ws_sm90(
     # and dk stores saved 50 of 279 us at (16, 16) (spec bwdcwsab): there the stores end every CTA, exposed. Not yet
     # measured (ablate spec bwdcwsqk); off
     tma_dqdk: bool = False,
-    # the loads of dS1 and dO (needed after the first products) issued once Q and K have arrived, so that Q, K, S0, V and
-    # A, g, beta (the first products' operands) do not share the CTA's first memory burst with them. Bites on each CTA's
-    # first v-head (later ones wait on a completed phase); at one v-head per group every CTA is its first. Not yet
+    # the loads of dS1 and dO (needed after the first products) issued once Q and K have arrived, so that Q, K, S0, V
+    # and A, g, beta (the first products' operands) do not share the CTA's first memory burst with them. Bites on each
+    # CTA's first v-head (later ones wait on a completed phase); at one v-head per group every CTA is its first. Not yet
     # measured (ablate spec bwdcwspl); off
     prio_loads: bool = False,
 ):
