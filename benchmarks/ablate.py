@@ -449,6 +449,16 @@ def time_us(fn, reps: int = 20) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def compared_outputs(make, out: str) -> tuple:
+    """The outputs compared between kernels of one input kind (every output of the chunk gradient and the prep)."""
+    return BWD_CHUNK_OUTPUTS if make is bwd_chunk_inputs else PREP_OUTPUTS if make is prep_inputs else (out,)
+
+
+def output_gaps(got: dict, ref: dict) -> dict:
+    """max |got - ref| per output; nan for an output of another shape than the reference's."""
+    return {o: (got[o] - ref[o]).abs().max().item() if got[o].shape == ref[o].shape else float("nan") for o in got}
+
+
 def interleaved(args, kernels: dict) -> int:
     """--rounds: per shape, every kernel once per round (outputs poisoned before each run, compared with the first
     kernel's), then the median of its rounds' times and the ratio to the first kernel's median."""
@@ -460,13 +470,12 @@ def interleaved(args, kernels: dict) -> int:
     if len(inputs) != 1 or args.masks is not None or any(v == "ablate" for _, v in kernels):
         raise SystemExit("--rounds: kernels of one input kind, without ablation masks")
     make = inputs.pop()
-    outs = BWD_CHUNK_OUTPUTS if make is bwd_chunk_inputs else PREP_OUTPUTS if make is prep_inputs else None
     print(f"{'kernel':<10} {'variant':<7} {'(h_qk, h_v)':<12} {'median':>9} {'min':>9} {'max':>9} {'/ first':>8} "
           f"{'max |out - first|':>17}  ({args.rounds} rounds, interleaved)")
     for h in args.heads:
         H, HV = (int(s) for s in h.split(","))
         x, per, out = make(args.tokens, H, HV)
-        names_out = outs or (out,)
+        names_out = compared_outputs(make, out)
         runs, times, diffs, ref = {}, {}, {}, None
         for (k, name), (kern, names, dtypes) in kernels.items():
             xk = fit_outputs(x, dtypes, H)
@@ -483,9 +492,7 @@ def interleaved(args, kernels: dict) -> int:
                 times.setdefault(key, []).append(time_us(run) / per)
                 got = {o: xk[o].float() for o in names_out}
                 ref = ref or {o: t.clone() for o, t in got.items()}
-                d = max((got[o] - ref[o]).abs().max().item() if got[o].shape == ref[o].shape else float("nan")
-                        for o in names_out)
-                diffs[key] = max(diffs.get(key, 0.0), d)
+                diffs[key] = max(diffs.get(key, 0.0), *output_gaps(got, ref).values())
         base = sorted(times[first])[len(times[first]) // 2]
         for key, ts in times.items():
             med = sorted(ts)[len(ts) // 2]
@@ -544,9 +551,7 @@ def main() -> int:
 
                 x["store_h"] = 1
                 x["h"] = torch.empty(per + 1, HV, 128, 128, dtype=torch.bfloat16, device="cuda")  # slots
-            outs = BWD_CHUNK_OUTPUTS if spec["inputs"] is bwd_chunk_inputs else (out,)
-            if spec["inputs"] is prep_inputs:
-                outs = PREP_OUTPUTS
+            outs = compared_outputs(spec["inputs"], out)
             if "vpc" in spec:  # v-heads per CTA as the op picks them: the largest divisor of the group up to vpc
                 vpc = max(d for d in range(1, spec["vpc"] + 1) if (HV // H) % d == 0)
                 x.update(vpc=vpc, num_vblocks=HV // H // vpc)
@@ -566,8 +571,7 @@ def main() -> int:
                     us = time_us(run) / per
                     got = {o: xk[o].float() for o in outs}
                     ref = refs.setdefault((spec["inputs"].__name__, h), {o: t.clone() for o, t in got.items()})
-                    diffs = {o: (got[o] - ref[o]).abs().max().item() if got[o].shape == ref[o].shape else float("nan")
-                             for o in outs}  # nan: an output of another shape than the first variant's
+                    diffs = output_gaps(got, ref)
                     what = " + ".join(n for bit, (n, _, _) in spec["ablations"].items() if mask & bit) or "-"
                     extra = "  " + " ".join(f"{o} {d:.2e} (max |ref| {ref[o].abs().max().item():.2e})"
                                             for o, d in diffs.items()) if len(outs) > 1 else ""

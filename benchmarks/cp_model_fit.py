@@ -105,10 +105,10 @@ def fit_kept(paths: list) -> int:
     """The backward's warm-up share with the chunk states kept: its regret per share, and the shapes where the share
     of the recompute case (0.5) and the forward's (0.25) choose differently."""
     rows = read_sweeps(paths)
-    for share in (0.125, 0.25, 0.375, 0.5, 0.75, 1.0):
-        print(f"kept states, backward share {share}: regret {regrets(rows, 0.25, share, 5.0, 1.25)[1]:.4f} "
-              f"({len(rows)} shapes)")
-    half, quarter = regrets(rows, 0.25, 0.5, 5.0, 1.25)[2], regrets(rows, 0.25, 0.25, 5.0, 1.25)[2]
+    fits = {share: regrets(rows, 0.25, share, 5.0, 1.25) for share in (0.125, 0.25, 0.375, 0.5, 0.75, 1.0)}
+    for share, (_, regret, _) in fits.items():
+        print(f"kept states, backward share {share}: regret {regret:.4f} ({len(rows)} shapes)")
+    half, quarter = fits[0.5][2], fits[0.25][2]
     print("where they differ: share 0.5 (segment chunks, x fastest) | share 0.25")
     for (key, _, cb_h, _, rb_h), (_, _, cb_q, _, rb_q) in zip(half, quarter):
         if cb_h != cb_q:
