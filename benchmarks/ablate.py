@@ -428,7 +428,11 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsr4t": dict(regs=(248, 224, 32), tma_dv=True),
                       "bwdcwsqk": dict(tma_dqdk=True), "bwdcwsr2qk": dict(regs=(240, 224, 40), tma_dqdk=True),
                       "bwdcwspl": dict(prio_loads=True), "bwdcwsr2pl": dict(regs=(240, 224, 40), prio_loads=True),
-                      "bwdcwsr2qkpl": dict(regs=(240, 224, 40), tma_dqdk=True, prio_loads=True)}.items():
+                      "bwdcwsr2qkpl": dict(regs=(240, 224, 40), tma_dqdk=True, prio_loads=True),
+                      "bwdcwsplv": dict(prio_loads=True, prio_v=True),
+                      "bwdcwsplc": dict(prio_loads=True, chain_loads=True),
+                      "bwdcwsplvc": dict(prio_loads=True, prio_v=True, chain_loads=True),
+                      "bwdcwsr2plvc": dict(regs=(240, 224, 40), prio_loads=True, prio_v=True, chain_loads=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 

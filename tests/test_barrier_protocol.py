@@ -34,12 +34,13 @@ if "    join: bool = " in KERNEL:
     FLAG_SETS += [{"join": False}, {"join": False, "dl_rs": True}, {"join": False, "dkk_in_wk": True},
                   {"join": False, "u_in_wk": False}]
 # prio_loads adds the producer warps' waits on Q and K; tma_dqdk stores dq and dk from their buffers by TMA
-for _name in ("prio_loads", "tma_dqdk"):
+# (prio_v: V's load too; chain_loads: dS1 after S0 arrives, dO after V)
+for _name in ("prio_loads", "tma_dqdk", "prio_v", "chain_loads"):
     if f"    {_name}: bool = " in KERNEL:
         FLAG_SETS += [{_name: True}, {_name: True, "join": False}]
 # and every option that moves shared-memory accesses at once
 OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits", "dkk_in_wk", "dl_rs",
-           "prio_loads", "tma_dqdk")
+           "prio_loads", "tma_dqdk", "prio_v", "chain_loads")
 FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
 
 

@@ -97,6 +97,12 @@ def gdn_bwd_chunk_ws_sm90(
     # CTA's first v-head (later ones wait on a completed phase); at one v-head per group every CTA is its first. Not yet
     # measured (ablate spec bwdcwspl); off
     prio_loads: bool = False,
+    # V's load also issued once Q and K have arrived (with prio_loads the first burst is then Q, K, S0 and A, g, beta:
+    # the operands of WA's Q K^T and Ag and WK's K S0). Not yet measured (ablate spec bwdcwsplv); off
+    prio_v: bool = False,
+    # each later load issued once the one its consumer needs before it has arrived: dS1 after S0 (WK: K S0, then
+    # K dS1), dO after V (WK: W = V - gamma U, then Pg^T dO). Not yet measured (ablate spec bwdcwsplc); off
+    chain_loads: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -688,11 +694,15 @@ def gdn_bwd_chunk_ws_sm90(
                         T.barrier_arrive(bar_h[0])
                         if prio_loads:  # Q and K arrived (phase 0 completes once: later v-heads pass at once)
                             T.barrier_wait(bar_qk[0], 0)
+                        if chain_loads:  # this v-head's S0 arrived (this warp loads the next S0 after dS1)
+                            T.barrier_wait(bar_h[0], jv % 2)
                         T.barrier_wait(dh_free[0], (jv + 1) % 2)
                         T.tma_copy(dh[slot, hv, 0:K, 0:V], dh_s, barrier=bar_dh[0])
                         T.barrier_arrive(bar_dh[0])
                 elif tx < 256 + 64:
                     # V
+                    if prio_v:  # after Q and K
+                        T.barrier_wait(bar_qk[0], 0)
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(v_free[0], (jv + 1) % 2)
@@ -705,6 +715,8 @@ def gdn_bwd_chunk_ws_sm90(
                     for jv in T.serial(group):
                         hv = hq * group + jv
                         T.barrier_wait(do_free[0], (jv + 1) % 2)
+                        if chain_loads:  # this v-head's V arrived (V's next load waits for WA's dAb, after dO's)
+                            T.barrier_wait(bar_v[0], jv % 2)
                         load_tile(d_o, do_s, bar_do, t0, hv, n_valid, full, BT, V, dtype, tma_inputs)
                         T.barrier_arrive(bar_do[0])
                 else:
