@@ -153,7 +153,14 @@ EXTRA_PROGRAMS = {
              # (benchmarks/results/H200_bwdc_regs.md): 0.930x the default's time at (32, 32), 0.94x at (16, 16),
              # 0.977x at (16, 32); at four v-heads 0.995x at (2, 8) but 1.093x at (16, 64), so not the default
              ("gdn_bwd_chunk", "sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
-              dict(K=128, V=128, BT=64, dl_rs=True, regs=(240, 224, 40)), (("gmax", 2),))],
+              dict(K=128, V=128, BT=64, dl_rs=True, regs=(240, 224, 40)), (("gmax", 2),)),
+             # the chunk gradient for one v-head per qk-head (gmax 1): every CTA is its first v-head, and loading dS1
+             # and dO after Q and K (prio_loads) takes them out of the CTA's first memory burst; the default register
+             # split. H200, ablate.py --rounds 5, 16384 tokens, every output bitwise equal
+             # (benchmarks/results/H200_bwdc_prio.md): 0.907x the default's time at (16, 16), 0.891x at (32, 32),
+             # where the gmax 2 variant takes 0.942x, 0.938x; at two v-heads 1.014x (16, 32), so not there
+             ("gdn_bwd_chunk", "sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
+              dict(K=128, V=128, BT=64, dl_rs=True, prio_loads=True), (("gmax", 1),))],
 }
 
 

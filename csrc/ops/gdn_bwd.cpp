@@ -14,8 +14,8 @@ namespace flashqla {
 
 namespace {
 constexpr const char* kOp = "flashqla::gdn_bwd";
-// groups of v-heads per qk-head up to this size run the chunk gradient's small-group variant where there is one
-// (its key gmax in tilelang_src/variants.py)
+// groups of v-heads per qk-head up to this size run a chunk-gradient small-group variant where there is one (its
+// key gmax in tilelang_src/variants.py: the smallest gmax at least the group)
 constexpr int64_t kSmallGroup = 2;
 
 // The chunk-gradient programs differ in what they write for dq and dk: the SM90 program (also lowered for
@@ -61,11 +61,14 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   }
 
   torch::stable::accelerator::DeviceGuard guard(d.device);
-  // the chunk gradient: the variant for small groups where the build has one (sm90: more registers for the producer
-  // warps, whose loads are exposed with one or two v-heads per CTA; tilelang_src/variants.py), else the default
-  const auto* small_group = d.HV <= kSmallGroup * d.H ? find_variant_or_null(gdn_bwd_chunk_variants, d.device,
-                                                                               dtype_key(d.dtype), 0, kSmallGroup)
-                                                        : nullptr;
+  // the chunk gradient: the small-group variant of the smallest key gmax >= HV / H where the build has one (sm90:
+  // gmax 1 loads dS1 and dO after Q and K, gmax 2 gives the producer warps more registers; with one or two v-heads
+  // per CTA their loads are exposed; tilelang_src/variants.py), else the default
+  const auto* small_group = static_cast<decltype(&gdn_bwd_chunk_variants[0])>(nullptr);
+  for (int64_t gmax = d.HV / d.H; small_group == nullptr && gmax <= kSmallGroup; ++gmax) {
+    small_group = find_variant_or_null(gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0,
+                                       static_cast<int>(gmax));
+  }
   const auto& chunk = small_group != nullptr
                           ? *small_group
                           : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
