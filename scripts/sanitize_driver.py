@@ -4,8 +4,8 @@
 For bf16 and fp16 (the chunk prep, forward, state-gradient and chunk-gradient kernels of each), one
 forward + backward through flashqla.chunk_gated_delta_rule with packed sequences (a 1-token, an empty, a
 partial-chunk and a multi-chunk one), a padding tail, an initial state and the final state, in both
-state layouts, at two v-heads per qk-head (the chunk gradient's small-group variant where the build has one) and,
-in bf16, at four (its default variant); the same with context parallelism forced on (the segment-plan and
+state layouts, at two v-heads per qk-head (the chunk gradient's gmax 2 variant where the build has one), in bf16 at
+four (its default variant) and in fp16 at one (its gmax 1 variant); the same with context parallelism forced on (the segment-plan and
 correction kernels); once with the chunk states kept (the forward stores o and the states in one launch); then
 the ops with malformed cu_seqlens (unsorted, negative, beyond T), which the kernels clamp on the device: under memcheck
 they must not access memory out of bounds either.
@@ -42,7 +42,8 @@ def main() -> int:
     torch.manual_seed(0)
     lengths, tail = [1, 0, 100, 130], 21
     cu = offsets([0, 1, 1, 101, 231])
-    for dtype, v_first, H in ((torch.bfloat16, False, 2), (torch.float16, True, 2), (torch.bfloat16, False, 1)):
+    for dtype, v_first, H in ((torch.bfloat16, False, 2), (torch.float16, True, 2), (torch.bfloat16, False, 1),
+                              (torch.float16, False, 4)):
         p = {n: t.requires_grad_() for n, t in problem(dtype, lengths, tail, H=H).items()}
         o, ht = flashqla.chunk_gated_delta_rule(**p, output_final_state=True, cu_seqlens=cu, state_v_first=v_first)
         (o.float().square().sum() + ht.square().sum()).backward()
