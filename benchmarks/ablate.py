@@ -432,7 +432,10 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsplv": dict(prio_loads=True, prio_v=True),
                       "bwdcwsplc": dict(prio_loads=True, chain_loads=True),
                       "bwdcwsplvc": dict(prio_loads=True, prio_v=True, chain_loads=True),
-                      "bwdcwsr2plvc": dict(regs=(240, 224, 40), prio_loads=True, prio_v=True, chain_loads=True)}.items():
+                      "bwdcwsr2plvc": dict(regs=(240, 224, 40), prio_loads=True, prio_v=True, chain_loads=True),
+                      "bwdcwsplnj": dict(prio_loads=True, join=False), "bwdcwsplt": dict(prio_loads=True, tma_dv=True),
+                      "bwdcwsplr4": dict(prio_loads=True, regs=(248, 224, 32)),
+                      "bwdcwsply": dict(prio_loads=True, wa_async=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
 
 
