@@ -5,10 +5,10 @@ For bf16 and fp16 (the chunk prep, forward, state-gradient and chunk-gradient ke
 forward + backward through flashqla.chunk_gated_delta_rule with packed sequences (a 1-token, an empty, a
 partial-chunk and a multi-chunk one), a padding tail, an initial state and the final state, in both
 state layouts, at two v-heads per qk-head (the chunk gradient's gmax 2 variant where the build has one), in bf16 at
-four (its default variant) and in fp16 at one (its gmax 1 variant); the same with context parallelism forced on (the segment-plan and
-correction kernels); once with the chunk states kept (the forward stores o and the states in one launch); then
-the ops with malformed cu_seqlens (unsorted, negative, beyond T), which the kernels clamp on the device: under memcheck
-they must not access memory out of bounds either.
+four (its default variant) and in fp16 at one (its gmax 1 variant); the same with context parallelism forced on (the
+segment-plan and correction kernels); once with the chunk states kept (the forward stores o and the states in one
+launch); then the ops with malformed cu_seqlens (unsorted, negative, beyond T), which the kernels clamp on the device:
+under memcheck they must not access memory out of bounds either.
 
     PYTHONPATH=/tmp/site python scripts/sanitize_driver.py
 """

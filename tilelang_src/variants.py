@@ -146,9 +146,10 @@ EXTRA_PROGRAMS = {
     # full chunk stored by TMA from W's stage (stage_o), h by TMA (tma_h)
     "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True),
               (("bv", 128),)),
-             # the chunk gradient for groups of at most two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks it
-             # there), its registers split 240 / 224 / 40 instead of 256 / 224 / 24: with one or two v-heads per CTA
-             # the producer warps' loads of each CTA's first v-head are exposed, and at 24 registers they spill.
+             # the chunk gradient for two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks the smallest gmax at
+             # least the group; one v-head takes gmax 1 below), its registers split 240 / 224 / 40 instead of
+             # 256 / 224 / 24: with one or two v-heads per CTA the producer warps' loads of each CTA's first v-head are
+             # exposed, and at 24 registers they spill.
              # H200, ablate.py --rounds 7 (interleaved), 16384 tokens, every output bitwise equal
              # (benchmarks/results/H200_bwdc_regs.md): 0.930x the default's time at (32, 32), 0.94x at (16, 16),
              # 0.977x at (16, 32); at four v-heads 0.995x at (2, 8) but 1.093x at (16, 64), so not the default

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Twenty-third session, fourth call. Two GPUs of one host (nvidia-h200-x2), e7e645b's wheel (the chunk gradient's
 # gmax 1 variant): the training step with the peers at the two one-v-head-per-group configurations, every mix of the
-# published table, one configuration per GPU (FQ_BENCH_TIMEOUT 370 s each).
+# published table, one configuration per GPU (FQ_BENCH_TIMEOUT 370 s each). Not run: no two-GPU host was lent that day
+# (s23_4_suite_fwdbwd_32.sh and s23_5 ran the two configurations on one GPU); kept for a session that has one.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 run() {  # gpu heads

@@ -89,19 +89,25 @@ def gdn_bwd_chunk_ws_sm90(
     # dq and dk of a full chunk stored by TMA from Q's and K's buffers (waited for until read, before the CTA's shared
     # memory goes) instead of 16-byte element stores. At one v-head per group the CTA's fixed work is about 7 of its
     # 16 SM-us per (chunk, v-head) (the twenty-second session's profile against a group of three), and skipping the dq
-    # and dk stores saved 50 of 279 us at (16, 16) (spec bwdcwsab): there the stores end every CTA, exposed. Not yet
-    # measured (ablate spec bwdcwsqk); off
+    # and dk stores saved 50 of 279 us at (16, 16) (spec bwdcwsab): there the stores end every CTA, exposed. H200
+    # (ablate.py spec bwdcwsqk, 16384 tokens, every output bitwise equal; benchmarks/results/H200_bwdc_prio.md):
+    # 1.02-1.04x the time at one to four v-heads per group (the CTA waits for the stores before its shared memory
+    # goes): off
     tma_dqdk: bool = False,
     # the loads of dS1 and dO (needed after the first products) issued once Q and K have arrived, so that Q, K, S0, V
     # and A, g, beta (the first products' operands) do not share the CTA's first memory burst with them. Bites on each
-    # CTA's first v-head (later ones wait on a completed phase); at one v-head per group every CTA is its first. Not yet
-    # measured (ablate spec bwdcwspl); off
+    # CTA's first v-head (later ones wait on a completed phase); at one v-head per group every CTA is its first. H200
+    # (ablate.py spec bwdcwspl, 16384 tokens, every output bitwise equal; benchmarks/results/H200_bwdc_prio.md): 0.907x
+    # the time at (16, 16), 0.891x at (32, 32), 1.014x at (16, 32), 1.000x at (8, 24), 0.983-0.989x at (16, 64). On in
+    # variants.py's variant for one v-head per group (gmax 1)
     prio_loads: bool = False,
     # V's load also issued once Q and K have arrived (with prio_loads the first burst is then Q, K, S0 and A, g, beta:
-    # the operands of WA's Q K^T and Ag and WK's K S0). Not yet measured (ablate spec bwdcwsplv); off
+    # the operands of WA's Q K^T and Ag and WK's K S0). H200 (spec bwdcwsplv, with prio_loads): 0.941x at (16, 16),
+    # 0.944x at (32, 32) (prio_loads alone 0.907x, 0.891x), 0.989-0.999x at two to four v-heads: off
     prio_v: bool = False,
     # each later load issued once the one its consumer needs before it has arrived: dS1 after S0 (WK: K S0, then
-    # K dS1), dO after V (WK: W = V - gamma U, then Pg^T dO). Not yet measured (ablate spec bwdcwsplc); off
+    # K dS1), dO after V (WK: W = V - gamma U, then Pg^T dO). H200 (spec bwdcwsplc, with prio_loads): as prio_loads
+    # alone at one v-head per group, 1.01-1.03x at two to four: off
     chain_loads: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
