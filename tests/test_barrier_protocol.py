@@ -34,13 +34,14 @@ if "    join: bool = " in KERNEL:
     FLAG_SETS += [{"join": False}, {"join": False, "dl_rs": True}, {"join": False, "dkk_in_wk": True},
                   {"join": False, "u_in_wk": False}]
 # prio_loads adds the producer warps' waits on Q and K; tma_dqdk stores dq and dk from their buffers by TMA
-# (prio_v: V's load too; chain_loads: dS1 after S0 arrives, dO after V)
-for _name in ("prio_loads", "tma_dqdk", "prio_v", "chain_loads"):
+# (prio_v: V's load too; chain_loads: dS1 after S0 arrives, dO after V; dvd_in: dVd loaded by the dO warp, not formed
+# by WK)
+for _name in ("prio_loads", "tma_dqdk", "prio_v", "chain_loads", "dvd_in"):
     if f"    {_name}: bool = " in KERNEL:
         FLAG_SETS += [{_name: True}, {_name: True, "join": False}]
 # and every option that moves shared-memory accesses at once
 OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits", "dkk_in_wk", "dl_rs",
-           "prio_loads", "tma_dqdk", "prio_v", "chain_loads")
+           "prio_loads", "tma_dqdk", "prio_v", "chain_loads", "dvd_in")
 FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
 
 
@@ -124,3 +125,12 @@ def test_an_else_after_a_nested_if_is_the_other_branch():
     variant = KERNEL.replace(old, new)
     for flags in ({"frag_stores": True}, {"frag_stores": False}):
         assert check(variant, 1, 2, runs=30, flags=flags) == [], flags
+
+
+@pytest.mark.skipif("    dvd_in: bool = " not in KERNEL, reason="the kernel has no dvd_in option")
+def test_dvd_in_load_waits_for_the_dv_store():
+    # with dVd loaded into the buffer that stages dv, the load of the next v-head's dVd must wait for WK's dv store
+    bad, n = re.subn(r"\n( +)T\.barrier_wait\(dvd_free\[0\], \(jv \+ 1\) % 2\)\n", r"\n\1pass\n", KERNEL)
+    assert n == 1
+    errors = check(bad, 1, 2, runs=20, flags={"dvd_in": True})
+    assert errors and all("race" in e for e in errors)

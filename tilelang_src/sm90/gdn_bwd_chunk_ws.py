@@ -109,11 +109,17 @@ def gdn_bwd_chunk_ws_sm90(
     # K dS1), dO after V (WK: W = V - gamma U, then Pg^T dO). H200 (spec bwdcwsplc, with prio_loads): as prio_loads
     # alone at one v-head per group, 1.01-1.03x at two to four: off
     chain_loads: bool = False,
+    # dVd = r * (K dS1) + Pg^T dO read from dv's rows (where the state-gradient pass, which forms dVd for its own
+    # recurrence, would leave it; the kernel overwrites it with dv) instead of formed by WK: WK skips K dS1 and
+    # Pg^T dO (6 of its 24 GEMM units per v-head) and WA's dAb waits on a load instead of WK's chain. An experiment
+    # (ablate spec bwdcwsdi, which fills dv with dVd first): the state-gradient pass does not write it yet; off
+    dvd_in: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
     # over 3 x 168 = 504 waits forever (a first version with 240 + 232 + 40 hung on the H200)
     assert sum(regs) <= 504 and all(r % 8 == 0 for r in regs)
+    assert not (dvd_in and tma_dv), "dvd_in frees dVd's buffer for the next load after dv's element stores"
     # lean_waits (scripts/barrier_protocol_sim.py finds both waits redundant): WK arrives on dp_read after its
     # read of Vd and after writing gu, ka and hs, and WA waits on dp_read (before writing dKs) ahead of both
     # the dg sums and the next v-head's Vd, so that wait covers vd_read and bar_kg (under u_in_wk also WA's wait
@@ -311,6 +317,9 @@ def gdn_bwd_chunk_ws_sm90(
             dp_read = T.alloc_barrier(128)  # dP read (WA may write dKs)
             dks_read = T.alloc_barrier(128)  # dKs read (WA may write the next dP)
             fin = T.alloc_barrier(256)  # both warpgroups done with Q and K (dq, dk staged there)
+            if dvd_in:
+                bar_dvl = T.alloc_barrier(32)  # dVd loaded into dVd's buffer (the dO warp)
+                dvd_free = T.alloc_barrier(128)  # dv stored from dVd's buffer (WK): the next dVd may load
 
             tx = T.get_thread_binding()
 
@@ -420,7 +429,10 @@ def gdn_bwd_chunk_ws_sm90(
 
                     # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
                     # (WK's Pg^T dO came before its dVd)
-                    T.barrier_wait(bar_dvd[0], ph)
+                    if dvd_in:
+                        T.barrier_wait(bar_dvl[0], ph)
+                    else:
+                        T.barrier_wait(bar_dvd[0], ph)
                     T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(dvd_read[0])
                     T.barrier_arrive(v_free[0])
@@ -564,21 +576,27 @@ def gdn_bwd_chunk_ws_sm90(
                         T.fence_proxy_async()
                         T.barrier_arrive(bar_w[0])
 
-                    # ---- dVd = r * (K dS1) + Pg^T dO (WA's dAb waits for it)
-                    T.barrier_wait(bar_dh[0], ph)
-                    T.gemm(k_s, dh_s, acc_k, clear_accum=True)
-                    for r, c in T.Parallel(BT, V):
-                        acc_k[r, c] *= rr_k[r]
-                    T.barrier_wait(bar_pg[0], ph)
-                    T.barrier_wait(bar_do[0], ph)
-                    T.gemm(pg_s, do_s, acc_k, transpose_A=True)
-                    T.barrier_arrive(do_free[0])
-                    T.barrier_wait(dvd_read[0], (jv + 1) % 2)
-                    if tma_dv:  # the previous v-head's dv store has read the buffer
-                        T.tma_store_wait()
-                    T.copy(acc_k, dvd_s)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_dvd[0])
+                    if dvd_in:
+                        # ---- dVd loaded (the dO warp); WK reads no dO but still counts in do_free's arrivals
+                        T.barrier_arrive(do_free[0])
+                        T.barrier_wait(bar_dh[0], ph)
+                        T.barrier_wait(bar_dvl[0], ph)
+                    else:
+                        # ---- dVd = r * (K dS1) + Pg^T dO (WA's dAb waits for it)
+                        T.barrier_wait(bar_dh[0], ph)
+                        T.gemm(k_s, dh_s, acc_k, clear_accum=True)
+                        for r, c in T.Parallel(BT, V):
+                            acc_k[r, c] *= rr_k[r]
+                        T.barrier_wait(bar_pg[0], ph)
+                        T.barrier_wait(bar_do[0], ph)
+                        T.gemm(pg_s, do_s, acc_k, transpose_A=True)
+                        T.barrier_arrive(do_free[0])
+                        T.barrier_wait(dvd_read[0], (jv + 1) % 2)
+                        if tma_dv:  # the previous v-head's dv store has read the buffer
+                            T.tma_store_wait()
+                        T.copy(acc_k, dvd_s)
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_dvd[0])
 
                     # ---- <S0, dS1>'s row sums (the whole-chunk gate), a quarter of the rows at a time (a loop, not
                     # unrolled: unrolled it was WK's largest stretch of code, ~700 SASS instructions). Only their
@@ -646,6 +664,8 @@ def gdn_bwd_chunk_ws_sm90(
                     T.barrier_wait(dvd_read[0], ph)
                     T.copy(dv_r, dvd_s)
                     store_dv(dvd_s, dv, t0, hv, n_valid, n_store, full)
+                    if dvd_in:  # the element stores have read the buffer
+                        T.barrier_arrive(dvd_free[0])
 
                     # ---- dK += dKs K
                     T.barrier_wait(bar_dks[0], ph)
@@ -725,6 +745,10 @@ def gdn_bwd_chunk_ws_sm90(
                             T.barrier_wait(bar_v[0], jv % 2)
                         load_tile(d_o, do_s, bar_do, t0, hv, n_valid, full, BT, V, dtype, tma_inputs)
                         T.barrier_arrive(bar_do[0])
+                        if dvd_in:  # dVd from dv's rows once the previous v-head's dv has left the buffer
+                            T.barrier_wait(dvd_free[0], (jv + 1) % 2)
+                            load_tile(dv, dvd_s, bar_dvl, t0, hv, n_valid, full, BT, V, dtype, tma_inputs)
+                            T.barrier_arrive(bar_dvl[0])
                 else:
                     # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
                     for jv in T.serial(group):
