@@ -435,8 +435,11 @@ SPECS = {
 # benchmarks/results/H200_bwdc_regs.md): interleaved (--rounds), 240 / 224 / 40 0.93x at (32, 32) (1.09x at
 # (16, 64): the small-group variant's split since), tma_dv 0.975x; specs r4-r6 (other splits with the producer warps above 24
 # registers), r2t / r4t (with tma_dv) and b (the default again, for the run's noise) came with them; qk / r2qk:
-# dq and dk stored by TMA (tma_dqdk, off; not yet run), with the default split and with the small-group variant's;
-# pl / r2pl / r2qkpl: dS1 and dO loaded after Q and K (prio_loads, off; not yet run), alone and with the others
+# dq and dk stored by TMA (tma_dqdk, off: 1.02-1.04x), with the default split and with the small-group variant's;
+# pl / r2pl / r2qkpl: dS1 and dO loaded after Q and K (prio_loads: on in the gmax 1 variant), alone and with the
+# others (benchmarks/results/H200_bwdc_prio.md); plv / plc / plvc / r2plvc: V after Q and K too (prio_v), each load
+# after its predecessor's arrival (chain_loads); plnj / plt / plr4 / ply: the gmax 1 variant with join=False, tma_dv,
+# 248 / 224 / 32, wa_async; di / dipl: dVd read from dv's rows (dvd_in; dvd_prefill fills them; not yet run)
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
