@@ -36,12 +36,12 @@ if "    join: bool = " in KERNEL:
 # prio_loads adds the producer warps' waits on Q and K; tma_dqdk stores dq and dk from their buffers by TMA
 # (prio_v: V's load too; chain_loads: dS1 after S0 arrives, dO after V; dvd_in: dVd loaded by the dO warp, not formed
 # by WK)
-for _name in ("prio_loads", "tma_dqdk", "prio_v", "chain_loads", "dvd_in"):
+for _name in ("prio_loads", "tma_dqdk", "prio_v", "chain_loads", "dvd_in", "dq_early"):
     if f"    {_name}: bool = " in KERNEL:
         FLAG_SETS += [{_name: True}, {_name: True, "join": False}]
 # and every option that moves shared-memory accesses at once
 OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold", "wa_async", "lean_waits", "dkk_in_wk", "dl_rs",
-           "prio_loads", "tma_dqdk", "prio_v", "chain_loads", "dvd_in")
+           "prio_loads", "tma_dqdk", "prio_v", "chain_loads", "dvd_in", "dq_early")
 FLAG_SETS += [{name: True for name in OPTIONS if f"    {name}: bool = " in KERNEL}]
 
 

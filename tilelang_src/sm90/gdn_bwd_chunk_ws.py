@@ -114,6 +114,12 @@ def gdn_bwd_chunk_ws_sm90(
     # Pg^T dO (6 of its 24 GEMM units per v-head) and WA's dAb waits on a load instead of WK's chain. An experiment
     # (ablate spec bwdcwsdi, which fills dv with dVd first): the state-gradient pass does not write it yet; off
     dvd_in: bool = False,
+    # dq stored by WA straight from its accumulator as soon as it is final (after the group's last v-head's state
+    # part, before dAb) instead of through Q's buffer after the loop: the store leaves the CTA's end (at one v-head
+    # per group the dq and dk stores end every CTA, exposed) for WA's middle, where it waits on WK's dVd; the price is
+    # the accumulator's 4-byte pair stores (about 30 instructions each, common/chunk_store.py). Not yet measured
+    # (ablate spec bwdcwspldq); off
+    dq_early: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -426,6 +432,12 @@ def gdn_bwd_chunk_ws_sm90(
                     T.reduce_sum(acc_a, rows_a, dim=1)
                     for r in T.Parallel(BT):
                         gq_s[r] = rows_a[r]
+                    if dq_early:
+                        if jv == group - 1:  # dQ is final: stored from the accumulator
+                            for r, c in T.Parallel(BT, K):
+                                if r < n_store:
+                                    dq[t0 + r, hq, c] = T.if_then_else(r < n_valid, T.cast(dqf[r, c], dtype),
+                                                                       T.cast(0, dtype))
 
                     # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
                     # (WK's Pg^T dO came before its dVd)
@@ -543,9 +555,9 @@ def gdn_bwd_chunk_ws_sm90(
                 if join:  # ---- the join with WK
                     T.barrier_arrive(fin[0])
                     T.barrier_wait(fin[0], 0)
-                # ---- dq stored through Q's buffer
-                T.copy(dqf, q_s)
-                store_group_sum(q_s, dq, t0, hq, n_valid, n_store, full)
+                if not dq_early:  # ---- dq stored through Q's buffer
+                    T.copy(dqf, q_s)
+                    store_group_sum(q_s, dq, t0, hq, n_valid, n_store, full)
 
             elif tx < 256:
                 # ================= WK: dVd, dv, dVg, dK
