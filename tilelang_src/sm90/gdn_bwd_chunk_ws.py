@@ -555,7 +555,8 @@ def gdn_bwd_chunk_ws_sm90(
                 if join:  # ---- the join with WK
                     T.barrier_arrive(fin[0])
                     T.barrier_wait(fin[0], 0)
-                if not dq_early:  # ---- dq stored through Q's buffer
+                # ---- dq stored through Q's buffer (with dq_early: stored in the loop)
+                if not dq_early:
                     T.copy(dqf, q_s)
                     store_group_sum(q_s, dq, t0, hq, n_valid, n_store, full)
 
