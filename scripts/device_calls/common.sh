@@ -64,3 +64,34 @@ ab_flashqla() {
     python3 scripts/device_calls/ms_table.py $mode "${tables[@]}"
   done
 }
+
+# ab_drift MODE BASE NEW "HEADS" "MIXES": flashqla alone by wheel (--mode MODE), one process per run: BASE's wheel
+# (installed by install_ab_wheel), NEW's (the installed one, /tmp/site) and BASE's again (the run's drift), then
+# ms_table.py's table of the three
+ab_drift() {
+  local mode=$1 base=$2 new=$3 heads=$4 mixes=$5 c n
+  ln -sfn /tmp/site "/tmp/site_$new"
+  for c in "$base" "$new" "$base"; do
+    n=$([ -f "$OUT/ab_${mode}_${c}.json" ] && echo 2 || echo 1)
+    # shellcheck disable=SC2086
+    PYTHONPATH=/tmp/site_$c PYTHONUNBUFFERED=1 timeout 70 python3 benchmarks/bench_gdn.py --mode "$mode" --libs flashqla \
+      --heads $heads --mixes $mixes --json "$OUT/ab_${mode}_${c}_$n.json" > "$OUT/ab_${mode}_${c}_$n.log" 2>&1
+    echo "$mode $c ($n) rc=$?"
+    [ "$n" = 1 ] && cp "$OUT/ab_${mode}_${c}_1.json" "$OUT/ab_${mode}_${c}.json"
+  done
+  python3 scripts/device_calls/ms_table.py "$mode" "$base=$OUT/ab_${mode}_${base}_1.json" \
+    "$new=$OUT/ab_${mode}_${new}_1.json" "${base}again=$OUT/ab_${mode}_${base}_2.json"
+}
+
+# peer_table MODE HEADS LIMIT_S [BENCH_ARGS]: bench_gdn.py --mode MODE with the carried peers (scripts/gpu_bench.sh) at
+# HEADS, every mix unless BENCH_ARGS name others, within LIMIT_S; its table and JSON into $OUT as
+# H200_MODE_HEADS.{md,json}; prints the run's table (the first in the file) and its summary
+peer_table() {
+  local mode=$1 heads=$2 limit=$3 extra=${4:-} tag
+  tag=${heads//,/_}
+  FQ_TMP=/tmp/g0 FQ_BENCH_TIMEOUT=$limit OUT=/tmp/o_$mode bash scripts/gpu_bench.sh "--$mode" "--heads $heads $extra"
+  cp "/tmp/o_$mode/H200_$mode.json" "$OUT/H200_${mode}_$tag.json"
+  cp "/tmp/o_$mode/H200_$mode.md" "$OUT/H200_${mode}_$tag.md"
+  awk '/^\| model/ {t = 1} t && /^$/ {exit} t' "$OUT/H200_${mode}_$tag.md" | cut -c1-150
+  grep "^\[bench\]" "/tmp/o_$mode/bench_$mode.log" | tail -2
+}

@@ -15,16 +15,4 @@ PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 200 python3 -m pytest -q -rfs -p
   > "$OUT/pytest.log" 2>&1
 echo "pytest rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED\|^SKIPPED" "$OUT/pytest.log" | head -12
 tail -1 "$OUT/pytest.log"
-ln -sfn /tmp/site /tmp/site_fc30405
-for mode in bwd; do
-  for c in a993033 fc30405 a993033; do
-    n=$([ -f "$OUT/ab_${mode}_${c}.json" ] && echo 2 || echo 1)
-    PYTHONPATH=/tmp/site_$c PYTHONUNBUFFERED=1 timeout 70 python3 benchmarks/bench_gdn.py --mode $mode --libs flashqla \
-      --heads 32,32 16,16 16,32 8,24 --mixes 1x8192 1x32768 8192x4 2048x4 \
-      --json "$OUT/ab_${mode}_${c}_$n.json" > "$OUT/ab_${mode}_${c}_$n.log" 2>&1
-    echo "$mode $c ($n) rc=$?"
-    [ "$n" = 1 ] && cp "$OUT/ab_${mode}_${c}_1.json" "$OUT/ab_${mode}_${c}.json"
-  done
-  python3 scripts/device_calls/ms_table.py $mode "a993033=$OUT/ab_${mode}_a993033_1.json" \
-    "fc30405=$OUT/ab_${mode}_fc30405_1.json" "a993033again=$OUT/ab_${mode}_a993033_2.json"
-done
+ab_drift bwd a993033 fc30405 "32,32 16,16 16,32 8,24" "1x8192 1x32768 8192x4 2048x4"

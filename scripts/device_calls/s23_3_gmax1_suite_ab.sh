@@ -17,16 +17,4 @@ echo "pytest rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED\|^SKIPPED" "$OUT
 tail -1 "$OUT/pytest.log"
 run_sanitizer /tmp/san gdn_bwd_chunk 60
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|Potential" /tmp/san/*.log | head -8
-ln -sfn /tmp/site /tmp/site_e7e645b
-for mode in bwd; do
-  for c in a820a71 e7e645b a820a71; do
-    n=$([ -f "$OUT/ab_${mode}_${c}.json" ] && echo 2 || echo 1)
-    PYTHONPATH=/tmp/site_$c PYTHONUNBUFFERED=1 timeout 70 python3 benchmarks/bench_gdn.py --mode $mode --libs flashqla \
-      --heads 32,32 16,16 16,32 8,24 --mixes 1x8192 1x32768 8192x4 2048x4 \
-      --json "$OUT/ab_${mode}_${c}_$n.json" > "$OUT/ab_${mode}_${c}_$n.log" 2>&1
-    echo "$mode $c ($n) rc=$?"
-    [ "$n" = 1 ] && cp "$OUT/ab_${mode}_${c}_1.json" "$OUT/ab_${mode}_${c}.json"
-  done
-  python3 scripts/device_calls/ms_table.py $mode "a820a71=$OUT/ab_${mode}_a820a71_1.json" \
-    "e7e645b=$OUT/ab_${mode}_e7e645b_1.json" "a820a71again=$OUT/ab_${mode}_a820a71_2.json"
-done
+ab_drift bwd a820a71 e7e645b "32,32 16,16 16,32 8,24" "1x8192 1x32768 8192x4 2048x4"
