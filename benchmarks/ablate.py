@@ -493,6 +493,17 @@ def compared_outputs(make, out: str) -> tuple:
     return BWD_CHUNK_OUTPUTS if make is bwd_chunk_inputs else PREP_OUTPUTS if make is prep_inputs else (out,)
 
 
+def outputs_of_a_run(spec: dict, run, xk: dict, outs: tuple, H: int, HV: int) -> dict:
+    """The outputs `outs` of one run: poisoned with NaN before it (an output the kernel leaves unwritten shows as NaN),
+    the spec's prefill (an input held in an output's buffer, which the timed runs overwrite) after that, then copied."""
+    for o in outs:
+        xk[o].fill_(float("nan"))
+    if "prefill" in spec:
+        spec["prefill"](xk, H, HV)
+    run()
+    return {o: xk[o].float().clone() for o in outs}
+
+
 def output_gaps(got: dict, ref: dict) -> dict:
     """max |got - ref| per output; nan for an output of another shape than the reference's."""
     return {o: (got[o] - ref[o]).abs().max().item() if got[o].shape == ref[o].shape else float("nan") for o in got}
@@ -526,13 +537,8 @@ def interleaved(args, kernels: dict) -> int:
             torch.cuda.synchronize()
         for _ in range(args.rounds):
             for key, (run, xk) in runs.items():
-                for o in names_out:
-                    xk[o].fill_(float("nan"))
-                if "prefill" in SPECS[key[0]]:  # an input held in an output's buffer (the timed runs overwrite it)
-                    SPECS[key[0]]["prefill"](xk, H, HV)
-                run()
-                got = {o: xk[o].float() for o in names_out}
-                ref = ref or {o: t.clone() for o, t in got.items()}
+                got = outputs_of_a_run(SPECS[key[0]], run, xk, names_out, H, HV)
+                ref = ref or got
                 diffs[key] = max(diffs.get(key, 0.0), *output_gaps(got, ref).values())
                 times.setdefault(key, []).append(time_us(run) / per)
         base = sorted(times[first])[len(times[first]) // 2]
@@ -604,18 +610,13 @@ def main() -> int:
                 for mask in masks if name == "ablate" else [0]:
                     x["ablate"] = mask
                     xk = fit_outputs(x, dtypes, H)
-                    for o in outs:
-                        xk[o].fill_(float("nan"))  # poisoned: an output the kernel leaves unwritten shows as NaN
-                    if "prefill" in spec:  # an input held in an output's buffer (the timed runs overwrite it)
-                        spec["prefill"](xk, H, HV)
 
                     def run():
                         kern(*[xk[n] for n in names])
 
-                    run()  # the run whose outputs are compared (copied: the timed runs write them again)
-                    got = {o: xk[o].float().clone() for o in outs}
+                    got = outputs_of_a_run(spec, run, xk, outs, H, HV)  # the run whose outputs are compared
                     us = time_us(run) / per
-                    ref = refs.setdefault((spec["inputs"].__name__, h), {o: t.clone() for o, t in got.items()})
+                    ref = refs.setdefault((spec["inputs"].__name__, h), got)
                     diffs = output_gaps(got, ref)
                     what = " + ".join(n for bit, (n, _, _) in spec["ablations"].items() if mask & bit) or "-"
                     extra = "  " + " ".join(f"{o} {d:.2e} (max |ref| {ref[o].abs().max().item():.2e})"
