@@ -434,10 +434,7 @@ def gdn_bwd_chunk_ws_sm90(
                         gq_s[r] = rows_a[r]
                     if dq_early:
                         if jv == group - 1:  # dQ is final: stored from the accumulator
-                            for r, c in T.Parallel(BT, K):
-                                if r < n_store:
-                                    dq[t0 + r, hq, c] = T.if_then_else(r < n_valid, T.cast(dqf[r, c], dtype),
-                                                                       T.cast(0, dtype))
+                            store_chunk_rows(dqf, dq, t0, hq, n_valid, n_store, BT, K, dtype)
 
                     # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
                     # (WK's Pg^T dO came before its dVd)
