@@ -112,13 +112,16 @@ def gdn_bwd_chunk_ws_sm90(
     # dVd = r * (K dS1) + Pg^T dO read from dv's rows (where the state-gradient pass, which forms dVd for its own
     # recurrence, would leave it; the kernel overwrites it with dv) instead of formed by WK: WK skips K dS1 and
     # Pg^T dO (6 of its 24 GEMM units per v-head) and WA's dAb waits on a load instead of WK's chain. An experiment
-    # (ablate spec bwdcwsdi, which fills dv with dVd first): the state-gradient pass does not write it yet; off
+    # (ablate spec bwdcwsdi, which fills dv with dVd first; the state-gradient pass does not write it). H200
+    # (benchmarks/results/H200_bwdc_prio.md, twenty-fourth session, 16384 tokens): 1.025-1.058x the default's time at
+    # six head configurations, 0.99-1.03x with prio_loads (prio_loads alone 0.89-1.02x): WA's chain sets the period
+    # and the extra load on it costs more than WK's GEMMs beside it: off
     dvd_in: bool = False,
     # dq stored by WA straight from its accumulator as soon as it is final (after the group's last v-head's state
     # part, before dAb) instead of through Q's buffer after the loop: the store leaves the CTA's end (at one v-head
     # per group the dq and dk stores end every CTA, exposed) for WA's middle, where it waits on WK's dVd; the price is
-    # the accumulator's 4-byte pair stores (about 30 instructions each, common/chunk_store.py). Not yet measured
-    # (ablate spec bwdcwspldq); off
+    # the accumulator's 4-byte pair stores (about 30 instructions each, common/chunk_store.py). H200 (ablate spec
+    # bwdcwspldq, outputs bitwise equal; H200_bwdc_prio.md, twenty-fourth session): 1.24-1.51x prio_loads' time: off
     dq_early: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
