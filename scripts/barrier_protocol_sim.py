@@ -36,9 +36,18 @@ import random
 import re
 import sys
 
-ROLE_MARKERS = [("WA", "if tx < 128:", 128), ("WK", "elif tx < 256:", 128), ("WP0", "if tx < 256 + 32:", 32),
-                ("WP1", "elif tx < 256 + 64:", 32), ("WP2", "elif tx < 256 + 96:", 32), ("WP3", "else:", 32)]
-END_MARKER = "return gdn_bwd_chunk_ws"
+# per kernel (found by the `return` that ends its program): the roles' branch headers, in source order, and their
+# weights (threads). The fused backward (gdn_bwd_fused.py) adds the state warpgroup WS and walks chunks
+# (`for i in T.serial(n_iter)`: ITEMS is then the number of chunks)
+KERNELS = {
+    "return gdn_bwd_chunk_ws": [("WA", "if tx < 128:", 128), ("WK", "elif tx < 256:", 128),
+                                ("WP0", "if tx < 256 + 32:", 32), ("WP1", "elif tx < 256 + 64:", 32),
+                                ("WP2", "elif tx < 256 + 96:", 32), ("WP3", "else:", 32)],
+    "return gdn_bwd_fused": [("WA", "if tx < 128:", 128), ("WK", "elif tx < 256:", 128), ("WS", "elif tx < 384:", 128),
+                             ("WP0", "if tx < 384 + 32:", 32), ("WP1", "elif tx < 384 + 64:", 32),
+                             ("WP2", "elif tx < 384 + 96:", 32), ("WP3", "else:", 32)],
+}
+LOOPS = {"for it in T.serial(items)": "it", "for jv in T.serial(group)": "jv", "for i in T.serial(n_iter)": "i"}
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
 ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\((\[?[\d, ]+\]?)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
@@ -105,7 +114,7 @@ def accesses(text: str, shared: dict) -> tuple[list, list]:
 
 
 def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
-    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop_it"|"loop_jv"|"end", ...) marks
+    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop", var) | ("end",) marks
     and ("access", reads, writes) for the lines that name shared buffers.
     flags: values of the factory's boolean parameters (the defaults otherwise)."""
     lines = source.split("\n")
@@ -118,15 +127,16 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
         if m:
             v = eval(m.group(2))
             counts[m.group(1)] = v if isinstance(v, list) else [v]
+    end_marker = next(m for m in KERNELS if m in source)
     starts, pos, indent_of = [], 0, None
-    for name, marker, weight in ROLE_MARKERS:
+    for name, marker, weight in KERNELS[end_marker]:
         # the producer warps' branches are siblings: the same indentation as the first of them
         pos = next(i for i in range(pos, len(lines)) if lines[i].strip() == marker
                    and (indent_of is None or len(lines[i]) - len(lines[i].lstrip()) == indent_of))
         if name == "WP0":
             indent_of = len(lines[pos]) - len(lines[pos].lstrip())
         starts.append((name, pos, weight))
-    end = next(i for i in range(pos, len(lines)) if END_MARKER in lines[i])
+    end = next(i for i in range(pos, len(lines)) if end_marker in lines[i])
     roles = {}
     for n, (name, lo, weight) in enumerate(starts):
         hi = starts[n + 1][1] if n + 1 < len(starts) else end
@@ -158,12 +168,10 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
                 continue
             if any(t is False for _, t in conds):
                 continue
-            if text.startswith("for it in T.serial(items)"):
+            loop = next((var for head, var in LOOPS.items() if text.startswith(head)), None)
+            if loop:
                 open_loops.append(indent)
-                ops.append(("loop_it",))
-            elif text.startswith("for jv in T.serial(group)"):
-                open_loops.append(indent)
-                ops.append(("loop_jv",))
+                ops.append(("loop", loop))
             else:
                 m = BARRIER_OP.search(text)
                 if m:
@@ -184,18 +192,19 @@ def expand(ops: list, items: int, group: int) -> list:
         out, i = [], 0
         while i < len(body):
             op = body[i]
-            if op[0] in ("loop_it", "loop_jv"):
+            if op[0] == "loop":
                 depth, j = 1, i + 1
                 while depth:
-                    depth += body[j][0] in ("loop_it", "loop_jv")
+                    depth += body[j][0] == "loop"
                     depth -= body[j][0] == "end"
                     j += 1
-                var, count = ("it", items) if op[0] == "loop_it" else ("jv", group)
+                var = op[1]
+                count = group if var == "jv" else items
                 for v in range(count):
                     out += walk(body[i + 1:j - 1], dict(env, **{var: v}))
                 i = j
             elif op[0] == "access":
-                st = (env["it"] * group + env["jv"]) % 2
+                st = (env["it"] * group + env["jv"] + env["i"]) % 2
                 def at(ps):
                     return [(b, st if s == "st" else None) for b, s in ps]
                 out.append(("access", at(op[1]), at(op[2]), None, None))
@@ -203,13 +212,13 @@ def expand(ops: list, items: int, group: int) -> list:
             else:
                 kind, bar, idx, parity = op
                 e = dict(env, group=group)
-                e["sj"] = e["it"] * group + e["jv"]
+                e["sj"] = e["it"] * group + e["jv"] + e["i"]
                 e["st"] = e["ph"] = e["sj"] % 2
                 out.append((kind, bar, eval(idx, {}, dict(e)), eval(parity, {}, dict(e)) % 2 if parity else None,
                             intent(parity, e) if parity else None))
                 i += 1
         return out
-    return walk(ops, {"it": 0, "jv": 0})
+    return walk(ops, {"it": 0, "jv": 0, "i": 0})
 
 
 def join(a: dict, b: dict) -> dict:

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The fused backward kernel (tilelang_src/sm90/gdn_bwd_fused.py) against the pair it replaces at one v-head per
+qk-head: the state-gradient pass (gdn_bwd_dh.py, main pass, no context parallelism) followed by the chunk gradient
+(gdn_bwd_chunk_ws.py with the gmax 1 variant's parameters), compiled with TileLang's JIT on the GPU machine, on the
+same inputs (random bf16 Q, K, V, dO, A, chunk states h; chunk-local gate cumsums of random decays; dht).
+
+Prints per (heads, sequence mix): the largest gap of each output (dq, dk, dv, dg, dbeta, dh0) relative to the
+pair's largest magnitude, and the median time over interleaved rounds of the pair (its two kernels) and of the
+fused kernel (outputs poisoned with NaN before the compared run).
+
+    PYTHONPATH=<site with tilelang> python benchmarks/fused_bwd_check.py [--heads 16 32] [--mixes 8192x4 1024x8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ablate  # noqa: E402
+
+BT, K = 64, 128
+OUTPUTS = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
+ablate.SPECS["bwdfused"] = dict(file=ablate.SRC / "sm90" / "gdn_bwd_fused.py", factory="gdn_bwd_fused_sm90", params={},
+                                fix=[], last_param="", ablations={}, combos=[], inputs=None, unit="us",
+                                variants=["cur"])
+# the shipped sm90 family's parameters (tilelang_src/variants.py): dS~ stored by TMA; the gmax 1 chunk gradient
+PAIR = ("bwddht", "bwdcwspl")
+
+
+def lengths_of(mix: str, total: int | None = None) -> list[int]:
+    """'8192x4' -> [8192] * 4; '1000+3000+77' -> [1000, 3000, 77]."""
+    if "x" in mix:
+        n, c = mix.split("x")
+        return [int(n)] * int(c)
+    return [int(x) for x in mix.split("+")]
+
+
+def inputs(lengths: list[int], HV: int, seed: int = 0) -> dict:
+    """Every input of both paths, and their outputs allocated (one v-head per qk-head: H == HV)."""
+    import torch
+
+    dev = "cuda"
+    g = torch.Generator(device=dev).manual_seed(seed)
+    T_, N = sum(lengths), len(lengths)
+    cu = torch.tensor([0] + lengths, device=dev).cumsum(0).to(torch.int32)
+    decay = -torch.rand(T_, HV, device=dev, generator=g) * 0.1  # per-token log decay
+    g_cumsum = torch.empty_like(decay)
+    for s, e in zip(cu[:-1].tolist(), cu[1:].tolist()):
+        for c0 in range(s, e, BT):
+            g_cumsum[c0:min(c0 + BT, e)] = decay[c0:min(c0 + BT, e)].cumsum(0)
+    n_chunks = [(n + BT - 1) // BT for n in lengths]
+    nh = (T_ + BT - 1) // BT + N  # chunk slots
+    x = dict(
+        q=torch.randn(T_, HV, K, device=dev, generator=g).bfloat16(),
+        k=torch.nn.functional.normalize(torch.randn(T_, HV, K, device=dev, generator=g), dim=-1).bfloat16(),
+        v=torch.randn(T_, HV, K, device=dev, generator=g).bfloat16(),
+        d_o=torch.randn(T_, HV, K, device=dev, generator=g).bfloat16(),
+        A=(torch.randn(T_, HV, BT, device=dev, generator=g) * 0.1).bfloat16(),
+        g_cumsum=g_cumsum, beta=torch.rand(T_, HV, device=dev, generator=g), cu_seqlens=cu,
+        h=(torch.randn(nh, HV, K, K, device=dev, generator=g) * 0.1).bfloat16(),
+        dht=torch.randn(N, HV, K, K, device=dev, generator=g) * 0.1,
+        dh=torch.zeros(nh, HV, K, K, dtype=torch.bfloat16, device=dev),
+        dq=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=dev),
+        dk=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=dev),
+        dv=torch.empty(T_, HV, K, dtype=torch.bfloat16, device=dev),
+        dg=torch.empty(T_, HV, device=dev), dbeta=torch.empty(T_, HV, device=dev),
+        dh0=torch.empty(N, HV, K, K, device=dev))
+    # one segment per sequence (no context parallelism): seg_plan.py's reverse-table rows (first chunk, count,
+    # flags 2: the sequence's first and last segment)
+    ranges = torch.zeros(N, HV, 3, dtype=torch.int32, device=dev)
+    ranges[:, :, 1] = torch.tensor(n_chunks, dtype=torch.int32, device=dev)[:, None]
+    ranges[:, :, 2] = 2
+    x.update(seg_seq=torch.arange(N, dtype=torch.int32, device=dev), ranges=ranges,
+             cp_ds=torch.zeros(N, HV, K, K, device=dev), cp_out=torch.zeros(N, HV, K, K, device=dev),
+             scale=K**-0.5, use_dht=1, store_dh0=1, state_v_first=0, warmup=0, group=1)
+    return x
+
+
+def main() -> int:
+    import torch
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--heads", nargs="+", type=int, default=[16, 32])
+    ap.add_argument("--mixes", nargs="+", default=["8192x4", "1024x8", "1000+3000+77+4000"])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
+    ap.add_argument("--params", default="{}", help="the fused kernel factory's arguments, a Python dict")
+    args = ap.parse_args()
+    ablate.SPECS["bwdfused"]["params"] = eval(args.params)
+    os.makedirs(args.workdir, exist_ok=True)
+    if not os.path.exists(os.path.join(args.workdir, "common")):
+        os.symlink(ablate.SRC / "common", os.path.join(args.workdir, "common"))
+    kern = {name: ablate.build(name, "cur", args.workdir) for name in (*PAIR, "bwdfused")}
+    print("compiled", ", ".join(kern), flush=True)
+
+    def call(name, x):
+        fn, names, _ = kern[name]
+        fn(*[x[n] for n in names])
+
+    print(f"{'HV':>4} {'mix':<20} {'pair us':>9} {'fused us':>9} {'fused/pair':>10}  max |fused - pair| / max |pair|")
+    for HV in args.heads:
+        for mix in args.mixes:
+            x = inputs(lengths_of(mix), HV)
+            xf = dict(x, **{o: torch.empty_like(x[o]) for o in OUTPUTS})
+
+            def pair():
+                call("bwddht", x)
+                call("bwdcwspl", x)
+
+            def fused():
+                call("bwdfused", xf)
+
+            for d in (x, xf):
+                for o in OUTPUTS:
+                    d[o].fill_(float("nan"))
+            pair()
+            fused()
+            torch.cuda.synchronize()
+            gaps = {}
+            for o in OUTPUTS:
+                ref, got = x[o].float(), xf[o].float()
+                gaps[o] = ((got - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+            tp, tf = [], []
+            for _ in range(args.rounds):
+                tp.append(ablate.time_us(pair))
+                tf.append(ablate.time_us(fused))
+            mp, mf = sorted(tp)[len(tp) // 2], sorted(tf)[len(tf) // 2]
+            gap_text = " ".join(f"{o} {g:.1e}" for o, g in gaps.items())
+            print(f"{HV:>4} {mix:<20} {mp:9.1f} {mf:9.1f} {mf / mp:10.3f}  {gap_text}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The mbarrier protocol of the fused backward (tilelang_src/sm90/gdn_bwd_fused.py), simulated on the CPU from its
+source (scripts/barrier_protocol_sim.py): four warpgroups (WA, WK, the state warpgroup WS, the producer warps)
+walking one to six chunks; no random schedule hangs, passes a wait on the wrong phase or lets two roles touch a
+shared buffer (one of them writing) without a barrier chain between them; a wait removed, a parity or an arrival
+count changed is caught."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from barrier_protocol_sim import check, parse  # noqa: E402
+
+KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_bwd_fused.py").read_text()
+
+
+def test_every_role_and_barrier_is_read():
+    counts, roles = parse(KERNEL)
+    assert set(roles) == {"WA", "WK", "WS", "WP0", "WP1", "WP2", "WP3"}
+    assert counts["ab_free"] == [384, 384] and counts["do_read"] == [256] and counts["bar_dh"] == [128]
+    for role, (_, ops) in roles.items():
+        assert any(op[0] == "wait" for op in ops), role
+        assert any(op[0] == "access" for op in ops), role
+    ws_reads = {place[0] for op in roles["WS"][1] if op[0] == "access" for place in op[1]}
+    assert {"q_s", "k_s", "do_s", "vd_s", "g_s"} <= ws_reads
+
+
+@pytest.mark.parametrize("flags", [{}, {"hold_gamma": True}])
+@pytest.mark.parametrize("chunks", [1, 2, 3, 6])
+def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, flags):
+    assert check(KERNEL, chunks, 1, runs=150, flags=flags) == []
+
+
+@pytest.mark.parametrize("wait, after, buffer", [
+    ("ws_qk[0], ph", "T.copy(dqf, q_s)", "q_s"),  # WA's dq into Q's buffer after WS's Q^T dO
+    ("ws_qk[0], ph", "T.copy(dkf, k_s)", "k_s"),  # WK's dk into K's buffer after WS's K^T dVg
+    ("do_read[0], ph", "for r, c in T.Parallel(BT, V):", "do_s"),  # WS scales dO in place after WA's, WK's reads
+    ("vd_read[0], ph", "for r, c in T.Parallel(BT, V):", "vd_s"),  # WK's dVg over Vd after WA's dPg
+    ("dvd_read[0], ph", "T.copy(acc_k, dvd_s)", "dvd_s"),  # WK's dv over dVd after WA's dAb
+    ("bar_dh[0], ph", "T.gemm(k_s, dh_s, acc_k, clear_accum=True)", "dh_s"),  # WK reads dS~ after WS wrote it
+    ("bar_dvg[0], ph", "T.gemm(k_s, vd_s, ds_frag, transpose_A=True)", "vd_s"),  # WS reads dVg after WK wrote it
+])
+def test_a_missing_wait_is_a_race(wait, after, buffer):
+    """Each of these waits is the only barrier chain between a buffer's writer and another role's access: without
+    it the run reports the race. (Two waits are implied by others and so not here: WA's on dvg_read, by its waits on
+    bar_w and ws_qk; WS's on dh_free, by its wait on bar_dvg.)"""
+    line = re.compile(rf"\n +T\.barrier_wait\({re.escape(wait)}\)\n( +{re.escape(after)})")
+    bad, n = line.subn(r"\n\1", KERNEL)
+    assert n == 1
+    errors = check(bad, 3, 1, runs=30)
+    assert errors and all("race" in e and buffer in e for e in errors), errors[:2]
+
+
+def test_a_wait_on_the_wrong_parity_hangs():
+    bad, n = re.subn(r"dh_free\[0\], \(i \+ 1\) % 2", "dh_free[0], i % 2", KERNEL)
+    assert n == 1
+    errors = check(bad, 2, 1, runs=20)
+    assert errors and all("hang" in e for e in errors)
+
+
+def test_a_wrong_arrival_count_hangs():
+    bad, n = re.subn(r"do_read = T\.alloc_barrier\(256\)", "do_read = T.alloc_barrier(384)", KERNEL)
+    assert n == 1
+    assert check(bad, 2, 1, runs=20)

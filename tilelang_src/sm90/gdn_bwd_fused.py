@@ -1,0 +1,567 @@
+"""The GDN backward with the state gradient inside the chunk gradient (SM90, warp specialized): one CTA per
+(backward segment, v-head) walks the segment's chunks from last to first with dS = dL/dS_end in fp32 registers,
+and forms every gradient of each chunk (dq, dk, dv, dg, dbeta) on the way; at the end it leaves dh0. It does the
+work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel, for one v-head per qk-head (dq and dk
+are final per v-head: H == HV). The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
+docs/gdn_chunk_derivation.md, "Backward".
+
+  WA (warpgroup 0, holds dQ): P = Q K^T, Pg, Ag -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first part, dP -> dQ = dP K
+      + scale * gamma * (dO S0^T) -> (dVd) dAb = Gamma * (dVd W^T), E, dA, dbeta's first part -> dL, K K^T,
+      dbeta's second part, dKs -> the chunk's dg and dbeta -> dq stored through Q's buffer.
+  WK (warpgroup 1, holds dK): U = K S0, W = V - gamma U -> (dS~) dVd = r * (K dS~) + Pg^T dO -> <S0, dS~> ->
+      (Vd) dK = r * (Vd dS~^T) -> (Ag) dv = Ag^T dVd -> dVg = -gamma dv into Vd's buffer -> dv stored through
+      dVd's buffer -> dK += dVg S0^T -> (dP) dK += dP^T Q -> (dKs) dK += dKs K -> dk stored through K's buffer.
+  WS (warpgroup 2, holds dS, 128 x 128 fp32): publishes dS~ (bf16) in dS~'s buffer for WK, then
+      dS <- gamma_last dS + Q^T (scale * gamma * dO) + K^T dVg: dO scaled in place once WA and WK have read it,
+      dVg from Vd's buffer.
+  WP (warpgroup 3): one warp per input: S0 by TMA, then Q and K (once the previous chunk's dq and dk have left
+      their buffers); V; dO; A, g and beta (two stages). Full chunks by TMA, partial ones by element copies.
+
+The chain from one chunk's dS~ to the next is WK's K dS~ and Pg^T dO (dVd), WA's dAb (dv waits for it: dVd's buffer
+stages dv), WK's dv and dVg, WS's K^T dVg: about a quarter of WA's work per chunk, which sets the period.
+
+Every hand-off is an mbarrier completing one phase per chunk (parity i % 2; a buffer's next writer waits on its
+readers' barrier of the previous chunk, parity (i + 1) % 2, which a fresh barrier passes at i = 0); A, g, beta and
+WK's per-row sums have two stages (parity (i // 2) % 2). Shared memory is gdn_bwd_chunk_ws.py's set (dS~ lives
+in dS1's buffer, written by WS instead of loaded): about 222 KB, so Q and K are single-buffered and the next
+chunk's Q and K load only after this chunk's dq and dk stores (docs/fused_bwd_plan.md).
+
+Registers: 512 threads launch with 128 each; setmaxnreg moves them (the split must sum to at most 4 x 128).
+"""
+
+import tilelang.language as T
+
+from common.chunk_load import load_tile
+from common.chunk_store import store_chunk_rows
+from common.chunk_sums import add_whole_chunk_terms
+from common.segments import end_state, segment_row, start_state
+
+LOG2E = 1.4426950408889634
+ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrix (bank spread, see gdn_bwd_chunk.py)
+
+
+def gdn_bwd_fused_sm90(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    V: int = 128,
+    # kernel config
+    BT: int = 64,
+    regs: tuple = (184, 144, 160, 24),  # set_max_nreg of WA, WK, WS, WP
+    hold_gamma: bool = False,  # WA forms Gamma once per chunk and holds it (32 registers) instead of four times
+):
+    assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
+    assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
+    n_hs = K // 4  # partial sums of <S0, dS~> that WK writes (four row quarters folded first)
+    num_tokens = T.dynamic("num_tokens")
+    HV = T.dynamic("num_v_heads")  # == the number of qk-heads (one v-head per group)
+    N1 = T.dynamic("num_seqs_plus_one")
+    NS = T.dynamic("num_states")
+    NH = T.dynamic("num_h_slots")
+    NSEG = T.dynamic("num_segs")
+    NROWS = T.dynamic("num_range_rows")
+    accum = "float32"
+
+    @T.macro
+    def col_sums(src, out, cs, tx):
+        """out[j] = sum_i src[i, j] of the fp32 C x C shared matrix (gdn_bwd_chunk_ws.py's)."""
+        if tx < BT:
+            for m in T.unroll(8):
+                cs[m] = src[m, tx]
+            for i in T.unroll(BT // 8 - 1):
+                for m in T.unroll(8):
+                    cs[m] = cs[m] + src[8 * (i + 1) + m, tx]
+            for m in T.unroll(4):
+                cs[m] = cs[m] + cs[m + 4]
+            cs[0] = cs[0] + cs[2]
+            cs[1] = cs[1] + cs[3]
+            out[tx] = cs[0] + cs[1]
+
+    @T.macro
+    def form_gamma(gm, g_s, st):
+        """gm <- Gamma of stage st: exp(g_r - g_c) on and below the diagonal, 0 above."""
+        for r, c in T.Parallel(BT, BT):
+            gr = g_s[st, r]
+            gc = g_s[st, c]
+            gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
+
+    @T.macro
+    def scale_gamma(x, gm, g_s, st, scale):
+        """x <- scale * Gamma * x: from the held Gamma (hold_gamma), else with Gamma formed inline."""
+        if hold_gamma:
+            for r, c in T.Parallel(BT, BT):
+                x[r, c] = (scale * gm[r, c]) * x[r, c]
+        else:
+            for r, c in T.Parallel(BT, BT):
+                gr = g_s[st, r]
+                gc = g_s[st, c]
+                x[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * x[r, c]
+
+    @T.prim_func
+    def gdn_bwd_fused(
+        q: T.Tensor((num_tokens, HV, K), dtype),
+        k: T.Tensor((num_tokens, HV, K), dtype),
+        v: T.Tensor((num_tokens, HV, V), dtype),
+        d_o: T.Tensor((num_tokens, HV, V), dtype),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        h: T.Tensor((NH, HV, K, V), dtype),  # S~0 of every chunk, by chunk slot (the recompute's)
+        dht: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row (reverse tables)
+        cp_ds: T.Tensor((NSEG, HV, K, V), accum),  # gradient at the end of every segment but a sequence's last
+        dq: T.Tensor((num_tokens, HV, K), dtype),
+        dk: T.Tensor((num_tokens, HV, K), dtype),
+        dv: T.Tensor((num_tokens, HV, V), dtype),
+        dg: T.Tensor((num_tokens, HV), accum),
+        dbeta: T.Tensor((num_tokens, HV), accum),
+        dh0: T.Tensor((NS, HV, K, V), accum),  # layout of dht
+        scale: T.float32,
+        use_dht: T.int32,
+        store_dh0: T.int32,
+        state_v_first: T.int32,
+    ):
+        # grid (v-head, segment row): the segment row slowest, so that a sequence's CTAs start together
+        with T.Kernel(HV, NSEG, threads=512) as (hv, seg):
+            num_seqs = N1 - 1
+            n, c_first, n_iter, flags, seq_start, seq_end, do_end = segment_row(
+                seg_seq, ranges, cu_seqlens, seg, seg, hv, num_seqs, num_tokens, BT)
+            is_first = flags % 2 == 0  # the sequence's first segment stores dh0
+            is_last = (flags // 2) % 2 == 1  # the sequence's last segment starts from dht
+            first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
+
+            # inputs (WP), dS~ (WS)
+            q_s = T.alloc_shared((BT, K), dtype)  # Q, then dq (WA)
+            k_s = T.alloc_shared((BT, K), dtype)  # K, then dk (WK)
+            h_s = T.alloc_shared((K, V), dtype)  # S~0
+            dh_s = T.alloc_shared((K, V), dtype)  # dS~ (WS -> WK)
+            w_s = T.alloc_shared((BT, V), dtype)  # V, then W (WK -> WA)
+            do_s = T.alloc_shared((BT, V), dtype)  # dO, then scale * gamma * dO (WS, in place)
+            a_s = T.alloc_shared((2, BT, BT), dtype)
+            g_s = T.alloc_shared((2, BT), accum)
+            b_s = T.alloc_shared((2, BT), accum)
+            # hand-offs
+            pg_s = T.alloc_shared((BT, BT), dtype)  # Pg (WA -> WK), then dA (WA)
+            ag_s = T.alloc_shared((BT, BT), dtype)  # Ag (WA -> WK)
+            dp_s = T.alloc_shared((BT, BT), dtype)  # dP, then dKs = dKK + dKK^T (WA -> WK)
+            vd_s = T.alloc_shared((BT, V), dtype)  # Vd (WA -> WK), then dVg (WK -> WS)
+            dvd_s = T.alloc_shared((BT, V), dtype)  # dVd (WK -> WA), then dv (WK)
+            sq_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # E's first part, E, dAb * A, dKK (WA)
+            # per-row vectors: WA's, WK's, and WK -> WA (two stages by chunk parity)
+            gam_a = T.alloc_shared((BT,), accum)
+            gam_k = T.alloc_shared((BT,), accum)
+            rr_k = T.alloc_shared((BT,), accum)
+            gq_s = T.alloc_shared((BT,), accum)  # sum_k Q * dQ_state
+            er_s = T.alloc_shared((BT,), accum)  # sum_j E_ij
+            ec_s = T.alloc_shared((BT,), accum)  # sum_j E_ji
+            db1_s = T.alloc_shared((BT,), accum)  # sum_i dAb_ij A_ij
+            db2_s = T.alloc_shared((BT,), accum)  # sum_j dL_ij (K K^T)_ij
+            dgc_s = T.alloc_shared((BT,), accum)
+            gu_s = T.alloc_shared((2, BT), accum)  # sum_k K * (dVg S0^T)   (WK)
+            ka_s = T.alloc_shared((2, BT), accum)  # sum_k K * dK_r         (WK)
+            hs_s = T.alloc_shared((2, n_hs), accum)  # partial row sums of S0 * dS~ (WK)
+
+            # WA's fragments
+            pa = T.alloc_fragment((BT, BT), accum)  # scale * Gamma * P (held until E's first part), E, dL * K K^T
+            gm = T.alloc_fragment((BT, BT), accum)  # Gamma (hold_gamma)
+            ma = T.alloc_fragment((BT, BT), accum)  # Ag, dPg, dAb, A^T dA, dL
+            ada_r = T.alloc_fragment((BT, BT), dtype)  # A^T dA, the register operand of (A^T dA) A^T
+            acc_a = T.alloc_fragment((BT, V), accum)
+            acc_h = T.alloc_fragment((BT, V // 2), accum)  # Vd's halves
+            dqf = T.alloc_fragment((BT, K), accum)
+            rows_a = T.alloc_fragment((BT,), accum)
+            rows_ac = T.alloc_fragment((BT,), accum)
+            # WK's fragments
+            acc_k = T.alloc_fragment((BT, V), accum)
+            dkf = T.alloc_fragment((BT, K), accum)
+            rows_k = T.alloc_fragment((BT,), accum)
+            hprod = T.alloc_fragment((K // 4, V), accum)
+            hsum = T.alloc_fragment((K // 4,), accum)
+            # WS's
+            ds_frag = T.alloc_fragment((K, V), accum)
+            decay = T.alloc_var(accum)
+            dgl = T.alloc_var(accum)
+            cs = T.alloc_local((8,), accum)  # partial column sums (col_sums)
+
+            # WP -> consumers (one phase per chunk; bar_ab per stage)
+            bar_qk = T.alloc_barrier(32)  # Q and K (the first producer warp)
+            bar_h = T.alloc_barrier(32)
+            bar_v = T.alloc_barrier(32)
+            bar_do = T.alloc_barrier(32)
+            bar_ab = T.alloc_barrier([32, 32])
+            # consumers -> WP
+            qk_free = T.alloc_barrier(256)  # dq and dk stored from Q's and K's buffers (WA, WK)
+            h_free = T.alloc_barrier(256)  # S0 read (WA, WK)
+            v_free = T.alloc_barrier(128)  # W read (WA)
+            do_free = T.alloc_barrier(128)  # scaled dO read (WS)
+            ab_free = T.alloc_barrier([384, 384])  # A, g, beta of a stage read (WA, WK, WS)
+            # WA -> WK
+            bar_pg = T.alloc_barrier(128)
+            bar_ag = T.alloc_barrier(128)
+            bar_vd = T.alloc_barrier(128)
+            bar_dp = T.alloc_barrier(128)
+            bar_dks = T.alloc_barrier(128)
+            dvd_read = T.alloc_barrier(128)  # WA's dVd read (WK may write dv there)
+            vd_read = T.alloc_barrier(128)  # WA's Vd read (WK may write dVg there)
+            # WK -> WA
+            bar_dvd = T.alloc_barrier(128)
+            bar_w = T.alloc_barrier(128)  # W written into V's buffer
+            bar_kg = T.alloc_barrier(128)  # gu, ka, hs of the chunk written
+            ag_read = T.alloc_barrier(128)  # Ag read (WA may write the next Ag)
+            dp_read = T.alloc_barrier(128)  # dP read (WA may write dKs, and dq into Q's buffer)
+            dks_read = T.alloc_barrier(128)  # dKs read (WA may write the next dP)
+            # WA, WK -> WS and back
+            do_read = T.alloc_barrier(256)  # dO read (WA, WK): WS may scale it in place
+            bar_dh = T.alloc_barrier(128)  # dS~ written (WS)
+            dh_free = T.alloc_barrier(128)  # dS~ read (WK)
+            bar_dvg = T.alloc_barrier(128)  # dVg written into Vd's buffer (WK)
+            dvg_read = T.alloc_barrier(256)  # dVg read (WK, WS): WA may write the next Vd
+            ws_qk = T.alloc_barrier(128)  # WS's reads of Q and K done (dq, dk may go into their buffers)
+
+            tx = T.get_thread_binding()
+
+            if tx < 128:
+                # ================= WA: Pg, Ag, Vd, dP, dQ, E, dA, dL, dKs, dg, dbeta, dq
+                T.set_max_nreg(regs[0], 1)
+                for i in T.serial(n_iter):
+                    t0 = seq_start + (c_first + n_iter - 1 - i) * BT
+                    n_valid = T.max(T.min(seq_end - t0, BT), 0)
+                    last = T.max(n_valid - 1, 0)
+                    st = i % 2
+                    ph = i % 2
+                    T.barrier_wait(bar_ab[st], (i // 2) % 2)
+                    for r in T.Parallel(BT):
+                        gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
+                    # ---- P, Pg (held in pa until E's first part), Ag
+                    T.barrier_wait(bar_qk[0], ph)
+                    T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
+                    if hold_gamma:
+                        form_gamma(gm, g_s, st)
+                    scale_gamma(pa, gm, g_s, st, scale)
+                    T.copy(pa, pg_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_pg[0])
+                    if hold_gamma:
+                        for r, c in T.Parallel(BT, BT):
+                            bc = b_s[st, c]
+                            ma[r, c] = gm[r, c] * a_s[st, r, c] * bc
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            gr = g_s[st, r]
+                            gc = g_s[st, c]
+                            bc = b_s[st, c]
+                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
+                    T.barrier_wait(ag_read[0], (i + 1) % 2)
+                    T.copy(ma, ag_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_ag[0])
+
+                    # ---- Vd = Ag W in two 64-column halves, into Vd's buffer once the previous dVg has been read
+                    T.barrier_wait(bar_w[0], ph)
+                    T.gemm(ag_s, w_s[:, 0:V // 2], acc_h, clear_accum=True)
+                    T.barrier_wait(dvg_read[0], (i + 1) % 2)
+                    T.copy(acc_h, vd_s[:, 0:V // 2])
+                    T.gemm(ag_s, w_s[:, V // 2:V], acc_h, clear_accum=True)
+                    T.copy(acc_h, vd_s[:, V // 2:V])
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_vd[0])
+
+                    # ---- dPg = dO Vd^T: E's first part Pg * dPg, dP = scale * Gamma * dPg (WK's dP^T Q)
+                    T.barrier_wait(bar_do[0], ph)
+                    T.gemm(do_s, vd_s, ma, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(vd_read[0])
+                    for r, c in T.Parallel(BT, BT):
+                        pa[r, c] = pa[r, c] * ma[r, c]
+                    T.copy(pa, sq_s[:, 0:BT])
+                    scale_gamma(ma, gm, g_s, st, scale)
+                    T.barrier_wait(dks_read[0], (i + 1) % 2)
+                    T.copy(ma, dp_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dp[0])
+                    # ---- dQ = dP K + scale * gamma * (dO S0^T); the state part's row products with Q (a gate). The
+                    # last reads of dO and S0 here
+                    T.gemm(dp_s, k_s, dqf, clear_accum=True)
+                    T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(h_free[0])
+                    T.barrier_arrive(do_read[0])
+                    for r, c in T.Parallel(BT, K):
+                        acc_a[r, c] *= scale * gam_a[r]
+                    for r, c in T.Parallel(BT, K):
+                        dqf[r, c] += acc_a[r, c]
+                        acc_a[r, c] = acc_a[r, c] * q_s[r, c]
+                    T.reduce_sum(acc_a, rows_a, dim=1)
+                    for r in T.Parallel(BT):
+                        gq_s[r] = rows_a[r]
+
+                    # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
+                    # (WK's Pg^T dO came before its dVd)
+                    T.barrier_wait(bar_dvd[0], ph)
+                    T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(dvd_read[0])
+                    T.barrier_arrive(v_free[0])
+                    if hold_gamma:
+                        for r, c in T.Parallel(BT, BT):
+                            bc = b_s[st, c]
+                            ma[r, c] = gm[r, c] * ma[r, c]
+                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
+                    else:
+                        for r, c in T.Parallel(BT, BT):
+                            gr = g_s[st, r]
+                            gc = g_s[st, c]
+                            bc = b_s[st, c]
+                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
+                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
+                    # Gamma's gate: row sums of E here, its column sums from fp32 shared memory
+                    T.reduce_sum(pa, rows_ac, dim=1)
+                    for r in T.Parallel(BT):
+                        er_s[r] = rows_ac[r]
+                    T.copy(pa, sq_s[:, 0:BT])
+                    col_sums(sq_s, ec_s, cs, tx)
+                    # dAb * A's column sums, then dA = dAb * beta_col by stmatrix
+                    for r, c in T.Parallel(BT, BT):
+                        pa[r, c] = ma[r, c] * a_s[st, r, c]
+                    T.copy(pa, sq_s[:, 0:BT])
+                    col_sums(sq_s, db1_s, cs, tx)
+                    for r, c in T.Parallel(BT, BT):
+                        ma[r, c] = ma[r, c] * b_s[st, c]
+                    T.copy(ma, pg_s)
+
+                    # ---- dL = strictLower(-A^T dA A^T) (A^T dA the register operand of its second product);
+                    # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP
+                    T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
+                    T.copy(ma, ada_r)
+                    T.gemm(ada_r, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
+                    T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
+                    for r, c in T.Parallel(BT, BT):
+                        ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
+                        pa[r, c] = ma[r, c] * pa[r, c]
+                    for r, c in T.Parallel(BT, BT):
+                        ma[r, c] = b_s[st, r] * ma[r, c]
+                    T.copy(ma, sq_s[:, 0:BT])
+                    T.reduce_sum(pa, rows_ac, dim=1)
+                    for r in T.Parallel(BT):
+                        db2_s[r] = rows_ac[r]
+                    T.barrier_wait(dp_read[0], ph)
+                    # the transposed reads of the padded fp32 rows are conflict-free in the fragment's layout
+                    for r, c in T.Parallel(BT, BT):
+                        ma[r, c] = ma[r, c] + sq_s[c, r]
+                    T.copy(ma, dp_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dks[0])
+
+                    # ---- the chunk's dg and dbeta (whole-chunk terms on the last real token)
+                    T.barrier_wait(bar_kg[0], ph)
+                    for r in T.Parallel(BT):
+                        dgc_s[r] = T.if_then_else(
+                            r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
+                    add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_a[BT - 1], last, tx, dgl, n_hs, BT)
+                    T.cumsum(dgc_s, dim=0, reverse=True)
+                    for r in T.Parallel(BT):
+                        if r < n_valid:
+                            dg[t0 + r, hv] = dgc_s[r]
+                            dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
+                    T.barrier_arrive(ab_free[st])
+
+                    # ---- dq through Q's buffer: WK's last read of Q came before its dp_read (waited above), WS's
+                    # before ws_qk
+                    T.barrier_wait(ws_qk[0], ph)
+                    T.copy(dqf, q_s)
+                    store_chunk_rows(q_s, dq, t0, hv, n_valid, n_valid, BT, K, dtype)
+                    T.barrier_arrive(qk_free[0])
+
+            elif tx < 256:
+                # ================= WK: W, dVd, dK, dv, dVg, dk
+                T.set_max_nreg(regs[1], 1)
+                for i in T.serial(n_iter):
+                    t0 = seq_start + (c_first + n_iter - 1 - i) * BT
+                    n_valid = T.max(T.min(seq_end - t0, BT), 0)
+                    st = i % 2
+                    ph = i % 2
+                    T.barrier_wait(bar_ab[st], (i // 2) % 2)
+                    for r in T.Parallel(BT):
+                        gam_k[r] = T.exp2(g_s[st, r] * LOG2E)
+                        rr_k[r] = T.if_then_else(r < n_valid, T.exp2((g_s[st, BT - 1] - g_s[st, r]) * LOG2E), 0.0)
+                    T.barrier_arrive(ab_free[st])
+
+                    # ---- U = K S0, W = V - gamma * U into V's buffer, for WA's Vd = Ag W
+                    T.barrier_wait(bar_h[0], ph)
+                    T.barrier_wait(bar_qk[0], ph)
+                    T.gemm(k_s, h_s, acc_k, clear_accum=True)
+                    T.barrier_wait(bar_v[0], ph)
+                    for r, c in T.Parallel(BT, V):
+                        acc_k[r, c] = w_s[r, c] - gam_k[r] * acc_k[r, c]
+                    T.copy(acc_k, w_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_w[0])
+
+                    # ---- dVd = r * (K dS~) + Pg^T dO (WA's dAb waits for it); dVd's buffer held the previous
+                    # chunk's dv, stored by this warpgroup
+                    T.barrier_wait(bar_dh[0], ph)
+                    T.gemm(k_s, dh_s, acc_k, clear_accum=True)
+                    for r, c in T.Parallel(BT, V):
+                        acc_k[r, c] *= rr_k[r]
+                    T.barrier_wait(bar_pg[0], ph)
+                    T.barrier_wait(bar_do[0], ph)
+                    T.gemm(pg_s, do_s, acc_k, transpose_A=True)
+                    T.barrier_arrive(do_read[0])
+                    T.copy(acc_k, dvd_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dvd[0])
+
+                    # ---- <S0, dS~>'s row sums (the whole-chunk gate): the four row quarters added elementwise
+                    # first, then one row reduction (K / 4 partial sums)
+                    T.clear(hprod)
+                    for qtr in T.serial(4):
+                        for a, b in T.Parallel(K // 4, V):
+                            hprod[a, b] += T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
+                                dh_s[qtr * (K // 4) + a, b], accum)
+                    T.reduce_sum(hprod, hsum, dim=1)
+                    for a in T.Parallel(K // 4):
+                        hs_s[st, a] = hsum[a]
+
+                    # ---- dK = r * (Vd dS~^T) (the chunk's first term of dK); its row products with K (the gate of r)
+                    T.barrier_wait(bar_vd[0], ph)
+                    T.gemm(vd_s, dh_s, dkf, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(dh_free[0])
+                    for r, c in T.Parallel(BT, K):
+                        dkf[r, c] *= rr_k[r]
+                    for r, c in T.Parallel(BT, K):
+                        acc_k[r, c] = dkf[r, c] * k_s[r, c]
+                    T.reduce_sum(acc_k, rows_k, dim=1)
+                    for r in T.Parallel(BT):
+                        ka_s[st, r] = rows_k[r]
+
+                    # ---- dv = Ag^T dVd; dVg = -gamma * dv into Vd's buffer once WA's dPg has read Vd (WS's K^T dVg
+                    # and this warpgroup's dVg S0^T); dv into dVd's buffer once WA's dAb has read dVd
+                    T.barrier_wait(bar_ag[0], ph)
+                    T.gemm(ag_s, dvd_s, acc_k, transpose_A=True, clear_accum=True)
+                    T.barrier_arrive(ag_read[0])
+                    T.barrier_wait(vd_read[0], ph)
+                    for r, c in T.Parallel(BT, V):
+                        vd_s[r, c] = T.cast(-gam_k[r] * acc_k[r, c], dtype)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dvg[0])
+                    T.barrier_wait(dvd_read[0], ph)
+                    T.copy(acc_k, dvd_s)
+
+                    # ---- dK += dVg S0^T; its row products with K (the gate of W)
+                    T.gemm(vd_s, h_s, acc_k, transpose_B=True, clear_accum=True)
+                    T.barrier_arrive(h_free[0])
+                    T.barrier_arrive(dvg_read[0])
+                    for r, c in T.Parallel(BT, K):
+                        dkf[r, c] += acc_k[r, c]
+                        acc_k[r, c] = acc_k[r, c] * k_s[r, c]
+                    T.reduce_sum(acc_k, rows_k, dim=1)
+                    for r in T.Parallel(BT):
+                        gu_s[st, r] = rows_k[r]
+                    T.barrier_arrive(bar_kg[0])
+
+                    # ---- dv stored from dVd's buffer
+                    store_chunk_rows(dvd_s, dv, t0, hv, n_valid, n_valid, BT, V, dtype)
+
+                    # ---- dK += dP^T Q, then dKs K
+                    T.barrier_wait(bar_dp[0], ph)
+                    T.gemm(dp_s, q_s, dkf, transpose_A=True)
+                    T.barrier_arrive(dp_read[0])
+                    T.barrier_wait(bar_dks[0], ph)
+                    T.gemm(dp_s, k_s, dkf)
+                    T.barrier_arrive(dks_read[0])
+
+                    # ---- dk through K's buffer: WA's last read of K came before its bar_dks, WS's before ws_qk
+                    T.barrier_wait(ws_qk[0], ph)
+                    T.copy(dkf, k_s)
+                    store_chunk_rows(k_s, dk, t0, hv, n_valid, n_valid, BT, K, dtype)
+                    T.barrier_arrive(qk_free[0])
+
+            elif tx < 384:
+                # ================= WS: dS
+                T.set_max_nreg(regs[2], 1)
+                start_state(ds_frag, 0, 0, 0, not is_last and n_iter > 0, cp_ds, seg, use_dht != 0 and is_last,
+                            dht, n, hv, state_v_first, K, V)
+                for i in T.serial(n_iter):
+                    st = i % 2
+                    ph = i % 2
+                    # ---- dS~ for WK once it has read the previous one
+                    T.barrier_wait(dh_free[0], (i + 1) % 2)
+                    T.copy(ds_frag, dh_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dh[0])
+                    T.barrier_wait(bar_ab[st], (i // 2) % 2)
+                    decay = T.exp2(g_s[st, BT - 1] * LOG2E)
+                    for a, b in T.Parallel(K, V):
+                        ds_frag[a, b] *= decay
+                    # ---- dS += Q^T (scale * gamma * dO), dO scaled in place once WA and WK have read it
+                    T.barrier_wait(do_read[0], ph)
+                    for r, c in T.Parallel(BT, V):
+                        do_s[r, c] = T.cast(scale * T.exp2(g_s[st, r] * LOG2E) * T.cast(do_s[r, c], accum), dtype)
+                    T.fence_proxy_async()
+                    T.barrier_wait(bar_qk[0], ph)
+                    T.gemm(q_s, do_s, ds_frag, transpose_A=True)
+                    T.barrier_arrive(do_free[0])
+                    # ---- dS += K^T dVg
+                    T.barrier_wait(bar_dvg[0], ph)
+                    T.gemm(k_s, vd_s, ds_frag, transpose_A=True)
+                    T.barrier_arrive(dvg_read[0])
+                    T.barrier_arrive(ws_qk[0])
+                    T.barrier_arrive(ab_free[st])
+                end_state(ds_frag, 0, n_iter, dh0, 0, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs, dh0, n,
+                          hv, 0, state_v_first, K, V)
+
+            else:
+                # ================= WP: loads, one warp per input, last chunk first
+                T.set_max_nreg(regs[3], 0)
+                if tx < 384 + 32:
+                    # S0 (once WA and WK have read the previous one), then Q and K (once dq and dk have left them)
+                    for i in T.serial(n_iter):
+                        c = c_first + n_iter - 1 - i
+                        t0 = seq_start + c * BT
+                        n_valid = T.max(T.min(seq_end - t0, BT), 0)
+                        full = seq_end - t0 >= BT
+                        T.barrier_wait(h_free[0], (i + 1) % 2)
+                        T.tma_copy(h[first_slot + c, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
+                        T.barrier_arrive(bar_h[0])
+                        T.barrier_wait(qk_free[0], (i + 1) % 2)
+                        load_tile(q, q_s, bar_qk, t0, hv, n_valid, full, BT, K, dtype, True)
+                        load_tile(k, k_s, bar_qk, t0, hv, n_valid, full, BT, K, dtype, True)
+                        T.barrier_arrive(bar_qk[0])
+                elif tx < 384 + 64:
+                    # V
+                    for i in T.serial(n_iter):
+                        t0 = seq_start + (c_first + n_iter - 1 - i) * BT
+                        n_valid = T.max(T.min(seq_end - t0, BT), 0)
+                        full = seq_end - t0 >= BT
+                        T.barrier_wait(v_free[0], (i + 1) % 2)
+                        load_tile(v, w_s, bar_v, t0, hv, n_valid, full, BT, V, dtype, True)
+                        T.barrier_arrive(bar_v[0])
+                elif tx < 384 + 96:
+                    # dO
+                    for i in T.serial(n_iter):
+                        t0 = seq_start + (c_first + n_iter - 1 - i) * BT
+                        n_valid = T.max(T.min(seq_end - t0, BT), 0)
+                        full = seq_end - t0 >= BT
+                        T.barrier_wait(do_free[0], (i + 1) % 2)
+                        load_tile(d_o, do_s, bar_do, t0, hv, n_valid, full, BT, V, dtype, True)
+                        T.barrier_arrive(bar_do[0])
+                else:
+                    # A, g (repeating the last real cumsum), beta (0 past the chunk's end): two stages
+                    for i in T.serial(n_iter):
+                        t0 = seq_start + (c_first + n_iter - 1 - i) * BT
+                        n_valid = T.max(T.min(seq_end - t0, BT), 0)
+                        last = T.max(n_valid - 1, 0)
+                        full = seq_end - t0 >= BT
+                        st = i % 2
+                        T.barrier_wait(ab_free[st], (i // 2 + 1) % 2)
+                        if full:
+                            T.tma_copy(A[t0:t0 + BT, hv, 0:BT], a_s[st, :, :], barrier=bar_ab[st])
+                        else:
+                            for r, c in T.Parallel(BT, BT):
+                                a_s[st, r, c] = T.if_then_else(r < n_valid, A[t0 + r, hv, c], T.cast(0, dtype))
+                        for r in T.Parallel(BT):
+                            g_s[st, r] = g_cumsum[T.min(t0 + T.min(r, last), num_tokens - 1), hv]
+                            b_s[st, r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_ab[st])
+
+    return gdn_bwd_fused
