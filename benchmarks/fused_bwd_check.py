@@ -8,13 +8,20 @@ Prints per (heads, sequence mix): the largest gap of each output (dq, dk, dv, dg
 pair's largest magnitude, and the median time over interleaved rounds of the pair (its two kernels) and of the
 fused kernel (outputs poisoned with NaN before the compared run).
 
+--trace: the timeline of one CTA instead (the first v-head's first segment): a copy of the kernel with a clock64
+stamp after every mbarrier wait and arrive of every role (and at the top of each role's chunk loop), written into
+dh0 (which the traced run does not store otherwise; its outputs are not compared); prints each event's median
+offset from WA's chunk start over the middle chunks, in cycles, in time order, and the chunk period.
+
     PYTHONPATH=<site with tilelang> python benchmarks/fused_bwd_check.py [--heads 16 32] [--mixes 8192x4 1024x8]
+        [--trace]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +36,47 @@ ablate.SPECS["bwdfused"] = dict(file=ablate.SRC / "sm90" / "gdn_bwd_fused.py", f
                                 variants=["cur"])
 # the shipped sm90 family's parameters (tilelang_src/variants.py): dS~ stored by TMA; the gmax 1 chunk gradient
 PAIR = ("bwddht", "bwdcwspl")
+
+
+# the roles' branch headers in the kernel (as scripts/barrier_protocol_sim.py reads them) and who stamps in each
+TRACE_ROLES = [("WA", "if tx < 128:", "tx == 0"), ("WK", "elif tx < 256:", "tx == 128"),
+               ("WS", "elif tx < 384:", "tx == 256"), ("WP0", "if tx < 384 + 32:", "tx == 384"),
+               ("WP1", "elif tx < 384 + 64:", "tx == 416"), ("WP2", "elif tx < 384 + 96:", "tx == 448"),
+               ("WP3", "else:", "tx == 480")]
+
+
+def traced_source(src: str) -> tuple[str, list[str]]:
+    """The kernel source with a stamp after every barrier operation inside the roles' chunk loops (and at each loop's
+    top), and the events' names (role: the line stamped), by event index."""
+    lines, events, role, lead, out, in_loop = src.split("\n"), [], None, None, [], None
+    for line in lines:
+        out.append(line)
+        text, indent = line.strip(), len(line) - len(line.lstrip())
+        # the next role's header (WP3's `else:` only once the producer warps' branches have begun)
+        nxt = next((r for r in TRACE_ROLES[[n for n, _, _ in TRACE_ROLES].index(role) + 1:]), None) if role else \
+            TRACE_ROLES[0]
+        if nxt and text == nxt[1] and (nxt[0] != "WP3" or role == "WP2"):
+            role, lead, in_loop = nxt[0], nxt[2], None
+        if text.startswith("tx = T.get_thread_binding()"):
+            out.append(" " * indent + 't_base = T.alloc_var("int64")')
+        if text.startswith("T.set_max_nreg("):
+            out.append(" " * indent + 't_base = T.call_extern("int64", "clock64")')
+        if in_loop is not None and text and indent <= in_loop:
+            in_loop = None
+        stamp = None
+        if text.startswith("for i in T.serial(n_iter):") and role:
+            in_loop = indent
+            stamp, indent = f"{role}: chunk start", indent + 4
+        elif in_loop is not None and re.match(r"T\.barrier_(wait|arrive)\(", text):
+            stamp = f"{role}: {text}"
+        if stamp:
+            events.append(stamp)
+            pad = " " * indent
+            out += [f"{pad}if {lead} and hv == 0 and seg == 0 and i < 128:",
+                    f"{pad}    dh0[0, 0, {len(events) - 1}, i] = T.cast(T.call_extern(\"int64\", \"clock64\") - t_base, "
+                    f"\"float32\")"]
+    assert len(events) <= 128
+    return "\n".join(out), events
 
 
 def lengths_of(mix: str, total: int | None = None) -> list[int]:
@@ -89,11 +137,14 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds (0: compare only, e.g. under a profiler)")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
     ap.add_argument("--params", default="{}", help="the fused kernel factory's arguments, a Python dict")
+    ap.add_argument("--trace", action="store_true", help="one CTA's timeline (see above) instead of the comparison")
     args = ap.parse_args()
     ablate.SPECS["bwdfused"]["params"] = eval(args.params)
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
         os.symlink(ablate.SRC / "common", os.path.join(args.workdir, "common"))
+    if args.trace:
+        return trace(args)
     kern = {name: ablate.build(name, "cur", args.workdir) for name in (*PAIR, "bwdfused")}
     print("compiled", ", ".join(kern), flush=True)
 
@@ -132,6 +183,38 @@ def main() -> int:
             mp, mf = sorted(tp)[len(tp) // 2], sorted(tf)[len(tf) // 2]
             gap_text = " ".join(f"{o} {g:.1e}" for o, g in gaps.items())
             print(f"{HV:>4} {mix:<20} {mp:9.1f} {mf:9.1f} {mf / mp:10.3f}  {gap_text}", flush=True)
+    return 0
+
+
+def trace(args) -> int:
+    """--trace: per (heads, mix), the traced kernel's events of its first CTA, as offsets from WA's chunk start."""
+    import torch
+
+    src, events = traced_source(ablate.SPECS["bwdfused"]["file"].read_text())
+    path = Path(args.workdir) / "gdn_bwd_fused_traced.py"
+    path.write_text(src)
+    ablate.SPECS["bwdfusedtr"] = dict(ablate.SPECS["bwdfused"], file=path)
+    fn, names, _ = ablate.build("bwdfusedtr", "cur", args.workdir)
+    for HV in args.heads:
+        for mix in args.mixes:
+            lengths = lengths_of(mix)
+            x = inputs(lengths, HV)
+            x["store_dh0"] = 0
+            x["dh0"].fill_(float("nan"))
+            for _ in range(3):  # the last run's stamps (warm caches and clocks)
+                fn(*[x[n] for n in names])
+            torch.cuda.synchronize()
+            n = min((lengths[0] + BT - 1) // BT, 128)
+            st = x["dh0"][0, 0, :len(events), :n].double().cpu()  # [event, chunk]
+            mid = list(range(2, n - 2)) if n > 6 else list(range(n))
+            start = st[0]  # WA's chunk start
+            period = (start[1:] - start[:-1])[mid[:-1]].median().item() if n > 1 else float("nan")
+            print(f"HV {HV} mix {mix}: {n} chunks in the first CTA, median period {period:.0f} cycles "
+                  f"(chunks {mid[0]}..{mid[-1]}); event offsets from WA's chunk start, cycles (median, min, max):")
+            offs = [((st[e, mid] - start[mid]).median().item(), (st[e, mid] - start[mid]).min().item(),
+                     (st[e, mid] - start[mid]).max().item(), events[e]) for e in range(len(events))]
+            for med, lo, hi, name in sorted(offs):
+                print(f"  {med:8.0f} {lo:8.0f} {hi:8.0f}  {name}")
     return 0
 
 
