@@ -189,13 +189,15 @@ def gdn_bwd_fused_sm90(
             cs = T.alloc_local((8,), accum)  # partial column sums (col_sums)
 
             # WP -> consumers (one phase per chunk; bar_ab per stage)
-            bar_qk = T.alloc_barrier(32)  # Q and K (the first producer warp)
+            bar_q = T.alloc_barrier(32)  # Q (the first producer warp)
+            bar_k = T.alloc_barrier(32)  # K (the same warp)
             bar_h = T.alloc_barrier(32)
             bar_v = T.alloc_barrier(32)
             bar_do = T.alloc_barrier(32)
             bar_ab = T.alloc_barrier([32, 32])
             # consumers -> WP
-            qk_free = T.alloc_barrier(256)  # dq and dk stored from Q's and K's buffers (WA, WK)
+            q_free = T.alloc_barrier(128)  # dq stored from Q's buffer (WS)
+            k_free = T.alloc_barrier(128)  # K's last read, dKs K (WK, after WA's and WS's reads)
             h_free = T.alloc_barrier(256)  # S0 read (WA, WK)
             v_free = T.alloc_barrier(128)  # W read (WA)
             do_free = T.alloc_barrier(128)  # scaled dO read (WS)
@@ -206,47 +208,45 @@ def gdn_bwd_fused_sm90(
             bar_vd = T.alloc_barrier(128)
             bar_dp = T.alloc_barrier(128)
             bar_dks = T.alloc_barrier(128)
-            dvd_read = T.alloc_barrier(128)  # WA's dVd read (WK may write dv there)
-            vd_read = T.alloc_barrier(128)  # WA's Vd read (WK may write dVg there)
+            vd_read = T.alloc_barrier(128)  # WA's Vd read (WK may write dv there)
             # WK -> WA
             bar_dvd = T.alloc_barrier(128)
             bar_w = T.alloc_barrier(128)  # W written into V's buffer
-            bar_kg = T.alloc_barrier(128)  # gu, ka, hs of the chunk written
             ag_read = T.alloc_barrier(128)  # Ag read (WA may write the next Ag)
-            dp_read = T.alloc_barrier(128)  # dP read (WA may write dKs, and dq into Q's buffer)
+            dp_read = T.alloc_barrier(128)  # dP^T Q done (WA may write dKs into dP's buffer, and dq into Q's)
             dks_read = T.alloc_barrier(128)  # dKs read (WA may write the next dP)
-            # WA, WK -> WS and back
+            # WA, WK -> WS
             do_read = T.alloc_barrier(256)  # dO read (WA, WK): WS may scale it in place
+            bar_dqs = T.alloc_barrier(128)  # dq staged in Q's buffer (WA)
+            bar_sums = T.alloc_barrier(128)  # gq, er, ec, db1, db2 of the chunk written (WA)
+            bar_dv = T.alloc_barrier(128)  # dv written into Vd's buffer (WK)
+            dv_read = T.alloc_barrier(128)  # WK's dv S0^T done: WS may scale dv into dVg in place
+            bar_kg = T.alloc_barrier(128)  # gu, ka, hs of the chunk written (WK)
+            bar_dkst = T.alloc_barrier(128)  # dk staged in dVd's buffer (WK)
             bar_dh = T.alloc_barrier(128)  # dS~ written (WS)
+            # WS -> WA, WK
             dh_free = T.alloc_barrier(128)  # dS~ read (WK)
-            bar_dvg = T.alloc_barrier(128)  # dVg written into Vd's buffer (WK)
-            dvg_read = T.alloc_barrier(256)  # dVg read (WK, WS): WA may write the next Vd
-            ws_qk = T.alloc_barrier(128)  # WS's reads of Q and K done (dq, dk may go into their buffers)
+            ws_q = T.alloc_barrier(128)  # WS's Q^T dO done (WA may stage dq in Q's buffer)
+            ws_k = T.alloc_barrier(128)  # WS's K^T dVg done (K may be reloaded once WK's dKs K is done)
+            vd_free = T.alloc_barrier(128)  # dVg read (WS): WA may write the next Vd
+            sums_read = T.alloc_barrier(128)  # WA's per-row sums read (WA may write the next chunk's)
+            dk_stored = T.alloc_barrier(128)  # dk stored from dVd's buffer (WK may write the next dVd)
 
             tx = T.get_thread_binding()
 
             if tx < 128:
-                # ================= WA: Pg, Ag, Vd, dP, dQ, E, dA, dL, dKs, dg, dbeta, dq
+                # ================= WA: Ag, Pg, Vd, dP, dQ (staged), dAb, E, dA, dL, dKs and its per-row sums
                 T.set_max_nreg(regs[0], 1)
                 for i in T.serial(n_iter):
-                    t0 = seq_start + (c_first + n_iter - 1 - i) * BT
-                    n_valid = T.max(T.min(seq_end - t0, BT), 0)
-                    last = T.max(n_valid - 1, 0)
                     st = i % 2
                     ph = i % 2
                     T.barrier_wait(bar_ab[st], (i // 2) % 2)
                     for r in T.Parallel(BT):
                         gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
-                    # ---- P, Pg (held in pa until E's first part), Ag
-                    T.barrier_wait(bar_qk[0], ph)
-                    T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
+                    # ---- Ag first (it needs no Q or K, whose loads may still be in flight), then P and Pg (held in pa
+                    # until E's first part)
                     if hold_gamma:
                         form_gamma(gm, g_s, st)
-                    scale_gamma(pa, gm, g_s, st, scale)
-                    T.copy(pa, pg_s)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_pg[0])
-                    if hold_gamma:
                         for r, c in T.Parallel(BT, BT):
                             bc = b_s[st, c]
                             ma[r, c] = gm[r, c] * a_s[st, r, c] * bc
@@ -260,11 +260,18 @@ def gdn_bwd_fused_sm90(
                     T.copy(ma, ag_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_ag[0])
+                    T.barrier_wait(bar_q[0], ph)
+                    T.barrier_wait(bar_k[0], ph)
+                    T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
+                    scale_gamma(pa, gm, g_s, st, scale)
+                    T.copy(pa, pg_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_pg[0])
 
                     # ---- Vd = Ag W in two 64-column halves, into Vd's buffer once the previous dVg has been read
                     T.barrier_wait(bar_w[0], ph)
                     T.gemm(ag_s, w_s[:, 0:V // 2], acc_h, clear_accum=True)
-                    T.barrier_wait(dvg_read[0], (i + 1) % 2)
+                    T.barrier_wait(vd_free[0], (i + 1) % 2)
                     T.copy(acc_h, vd_s[:, 0:V // 2])
                     T.gemm(ag_s, w_s[:, V // 2:V], acc_h, clear_accum=True)
                     T.copy(acc_h, vd_s[:, V // 2:V])
@@ -295,15 +302,20 @@ def gdn_bwd_fused_sm90(
                         dqf[r, c] += acc_a[r, c]
                         acc_a[r, c] = acc_a[r, c] * q_s[r, c]
                     T.reduce_sum(acc_a, rows_a, dim=1)
+                    T.barrier_wait(sums_read[0], (i + 1) % 2)
                     for r in T.Parallel(BT):
                         gq_s[r] = rows_a[r]
 
-                    # ---- dAb = Gamma * (dVd W^T); E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
-                    # (WK's Pg^T dO came before its dVd)
+                    # ---- dAb = Gamma * (dVd W^T)
                     T.barrier_wait(bar_dvd[0], ph)
                     T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
-                    T.barrier_arrive(dvd_read[0])
                     T.barrier_arrive(v_free[0])
+                    # ---- dq staged in Q's buffer once WK's dP^T Q and WS's Q^T dO are done (WS stores it)
+                    T.barrier_wait(dp_read[0], ph)
+                    T.barrier_wait(ws_q[0], ph)
+                    T.copy(dqf, q_s)
+                    T.barrier_arrive(bar_dqs[0])
+                    # ---- E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
                     if hold_gamma:
                         for r, c in T.Parallel(BT, BT):
                             bc = b_s[st, c]
@@ -332,7 +344,7 @@ def gdn_bwd_fused_sm90(
                     T.copy(ma, pg_s)
 
                     # ---- dL = strictLower(-A^T dA A^T) (A^T dA the register operand of its second product);
-                    # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP
+                    # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer (WK's dP^T Q is done)
                     T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
                     T.copy(ma, ada_r)
                     T.gemm(ada_r, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
@@ -346,36 +358,17 @@ def gdn_bwd_fused_sm90(
                     T.reduce_sum(pa, rows_ac, dim=1)
                     for r in T.Parallel(BT):
                         db2_s[r] = rows_ac[r]
-                    T.barrier_wait(dp_read[0], ph)
                     # the transposed reads of the padded fp32 rows are conflict-free in the fragment's layout
                     for r, c in T.Parallel(BT, BT):
                         ma[r, c] = ma[r, c] + sq_s[c, r]
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dks[0])
-
-                    # ---- the chunk's dg and dbeta (whole-chunk terms on the last real token)
-                    T.barrier_wait(bar_kg[0], ph)
-                    for r in T.Parallel(BT):
-                        dgc_s[r] = T.if_then_else(
-                            r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
-                    add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_a[BT - 1], last, tx, dgl, n_hs, BT)
-                    T.cumsum(dgc_s, dim=0, reverse=True)
-                    for r in T.Parallel(BT):
-                        if r < n_valid:
-                            dg[t0 + r, hv] = dgc_s[r]
-                            dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
+                    T.barrier_arrive(bar_sums[0])
                     T.barrier_arrive(ab_free[st])
 
-                    # ---- dq through Q's buffer: WK's last read of Q came before its dp_read (waited above), WS's
-                    # before ws_qk
-                    T.barrier_wait(ws_qk[0], ph)
-                    T.copy(dqf, q_s)
-                    store_chunk_rows(q_s, dq, t0, hv, n_valid, n_valid, BT, K, dtype)
-                    T.barrier_arrive(qk_free[0])
-
             elif tx < 256:
-                # ================= WK: W, dVd, dK, dv, dVg, dk
+                # ================= WK: W, dVd, dK, dv (staged), dk (staged)
                 T.set_max_nreg(regs[1], 1)
                 for i in T.serial(n_iter):
                     t0 = seq_start + (c_first + n_iter - 1 - i) * BT
@@ -390,7 +383,7 @@ def gdn_bwd_fused_sm90(
 
                     # ---- U = K S0, W = V - gamma * U into V's buffer, for WA's Vd = Ag W
                     T.barrier_wait(bar_h[0], ph)
-                    T.barrier_wait(bar_qk[0], ph)
+                    T.barrier_wait(bar_k[0], ph)
                     T.gemm(k_s, h_s, acc_k, clear_accum=True)
                     T.barrier_wait(bar_v[0], ph)
                     for r, c in T.Parallel(BT, V):
@@ -399,8 +392,8 @@ def gdn_bwd_fused_sm90(
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_w[0])
 
-                    # ---- dVd = r * (K dS~) + Pg^T dO (WA's dAb waits for it); dVd's buffer held the previous
-                    # chunk's dv, stored by this warpgroup
+                    # ---- dVd = r * (K dS~) + Pg^T dO (WA's dAb waits for it), into dVd's buffer once the previous
+                    # chunk's dk has left it
                     T.barrier_wait(bar_dh[0], ph)
                     T.gemm(k_s, dh_s, acc_k, clear_accum=True)
                     for r, c in T.Parallel(BT, V):
@@ -409,6 +402,7 @@ def gdn_bwd_fused_sm90(
                     T.barrier_wait(bar_do[0], ph)
                     T.gemm(pg_s, do_s, acc_k, transpose_A=True)
                     T.barrier_arrive(do_read[0])
+                    T.barrier_wait(dk_stored[0], (i + 1) % 2)
                     T.copy(acc_k, dvd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dvd[0])
@@ -436,23 +430,22 @@ def gdn_bwd_fused_sm90(
                     for r in T.Parallel(BT):
                         ka_s[st, r] = rows_k[r]
 
-                    # ---- dv = Ag^T dVd; dVg = -gamma * dv into Vd's buffer once WA's dPg has read Vd (WS's K^T dVg
-                    # and this warpgroup's dVg S0^T); dv into dVd's buffer once WA's dAb has read dVd
+                    # ---- dv = Ag^T dVd into Vd's buffer once WA's dPg has read Vd (WS stores it and scales it into
+                    # dVg for its K^T dVg)
                     T.barrier_wait(bar_ag[0], ph)
                     T.gemm(ag_s, dvd_s, acc_k, transpose_A=True, clear_accum=True)
                     T.barrier_arrive(ag_read[0])
                     T.barrier_wait(vd_read[0], ph)
-                    for r, c in T.Parallel(BT, V):
-                        vd_s[r, c] = T.cast(-gam_k[r] * acc_k[r, c], dtype)
+                    T.copy(acc_k, vd_s)
                     T.fence_proxy_async()
-                    T.barrier_arrive(bar_dvg[0])
-                    T.barrier_wait(dvd_read[0], ph)
-                    T.copy(acc_k, dvd_s)
+                    T.barrier_arrive(bar_dv[0])
 
-                    # ---- dK += dVg S0^T; its row products with K (the gate of W)
+                    # ---- dK += dVg S0^T = -gamma * (dv S0^T); its row products with K (the gate of W)
                     T.gemm(vd_s, h_s, acc_k, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(h_free[0])
-                    T.barrier_arrive(dvg_read[0])
+                    T.barrier_arrive(dv_read[0])
+                    for r, c in T.Parallel(BT, K):
+                        acc_k[r, c] *= -gam_k[r]
                     for r, c in T.Parallel(BT, K):
                         dkf[r, c] += acc_k[r, c]
                         acc_k[r, c] = acc_k[r, c] * k_s[r, c]
@@ -461,36 +454,34 @@ def gdn_bwd_fused_sm90(
                         gu_s[st, r] = rows_k[r]
                     T.barrier_arrive(bar_kg[0])
 
-                    # ---- dv stored from dVd's buffer
-                    store_chunk_rows(dvd_s, dv, t0, hv, n_valid, n_valid, BT, V, dtype)
-
-                    # ---- dK += dP^T Q, then dKs K
+                    # ---- dK += dP^T Q, then dKs K (K's last read: with WS's K^T dVg done, K may be reloaded)
                     T.barrier_wait(bar_dp[0], ph)
                     T.gemm(dp_s, q_s, dkf, transpose_A=True)
                     T.barrier_arrive(dp_read[0])
                     T.barrier_wait(bar_dks[0], ph)
                     T.gemm(dp_s, k_s, dkf)
                     T.barrier_arrive(dks_read[0])
-
-                    # ---- dk through K's buffer: WA's last read of K came before its bar_dks, WS's before ws_qk
-                    T.barrier_wait(ws_qk[0], ph)
-                    T.copy(dkf, k_s)
-                    store_chunk_rows(k_s, dk, t0, hv, n_valid, n_valid, BT, K, dtype)
-                    T.barrier_arrive(qk_free[0])
+                    T.barrier_wait(ws_k[0], ph)
+                    T.barrier_arrive(k_free[0])
+                    # ---- dk staged in dVd's buffer (WA's dAb has read dVd: it arrived on bar_dks after); WS stores it
+                    T.copy(dkf, dvd_s)
+                    T.barrier_arrive(bar_dkst[0])
 
             elif tx < 384:
-                # ================= WS: dS
+                # ================= WS: dS, and the chunk's stores of dq, dv, dk, dg, dbeta
                 T.set_max_nreg(regs[2], 1)
                 start_state(ds_frag, 0, 0, 0, not is_last and n_iter > 0, cp_ds, seg, use_dht != 0 and is_last,
                             dht, n, hv, state_v_first, K, V)
+                # dS~ of the last chunk for WK (a fresh buffer: no reader to wait for)
+                T.copy(ds_frag, dh_s)
+                T.fence_proxy_async()
+                T.barrier_arrive(bar_dh[0])
                 for i in T.serial(n_iter):
+                    t0 = seq_start + (c_first + n_iter - 1 - i) * BT
+                    n_valid = T.max(T.min(seq_end - t0, BT), 0)
+                    last = T.max(n_valid - 1, 0)
                     st = i % 2
                     ph = i % 2
-                    # ---- dS~ for WK once it has read the previous one
-                    T.barrier_wait(dh_free[0], (i + 1) % 2)
-                    T.copy(ds_frag, dh_s)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_dh[0])
                     T.barrier_wait(bar_ab[st], (i // 2) % 2)
                     decay = T.exp2(g_s[st, BT - 1] * LOG2E)
                     for a, b in T.Parallel(K, V):
@@ -500,15 +491,53 @@ def gdn_bwd_fused_sm90(
                     for r, c in T.Parallel(BT, V):
                         do_s[r, c] = T.cast(scale * T.exp2(g_s[st, r] * LOG2E) * T.cast(do_s[r, c], accum), dtype)
                     T.fence_proxy_async()
-                    T.barrier_wait(bar_qk[0], ph)
+                    T.barrier_wait(bar_q[0], ph)
                     T.gemm(q_s, do_s, ds_frag, transpose_A=True)
                     T.barrier_arrive(do_free[0])
-                    # ---- dS += K^T dVg
-                    T.barrier_wait(bar_dvg[0], ph)
-                    T.gemm(k_s, vd_s, ds_frag, transpose_A=True)
-                    T.barrier_arrive(dvg_read[0])
-                    T.barrier_arrive(ws_qk[0])
+                    T.barrier_arrive(ws_q[0])
+                    # ---- dv stored from Vd's buffer, scaled there into dVg = -gamma * dv once WK's dv S0^T has read
+                    # it; dS += K^T dVg
+                    T.barrier_wait(bar_dv[0], ph)
+                    store_chunk_rows(vd_s, dv, t0, hv, n_valid, n_valid, BT, V, dtype)
+                    T.barrier_wait(dv_read[0], ph)
+                    for r, c in T.Parallel(BT, V):
+                        vd_s[r, c] = T.cast(-T.exp2(g_s[st, r] * LOG2E) * T.cast(vd_s[r, c], accum), dtype)
+                    T.fence_proxy_async()
                     T.barrier_arrive(ab_free[st])
+                    T.barrier_wait(bar_k[0], ph)
+                    T.gemm(k_s, vd_s, ds_frag, transpose_A=True)
+                    T.barrier_arrive(vd_free[0])
+                    T.barrier_arrive(ws_k[0])
+                    # ---- dS~ of the next chunk (the one before in the sequence) for WK; after the last chunk this is
+                    # dS at the segment's start, which no one reads
+                    T.barrier_wait(dh_free[0], i % 2)
+                    T.copy(ds_frag, dh_s)
+                    T.fence_proxy_async()
+                    T.barrier_arrive(bar_dh[0])
+                    # ---- dq stored from Q's buffer
+                    T.barrier_wait(bar_dqs[0], ph)
+                    store_chunk_rows(q_s, dq, t0, hv, n_valid, n_valid, BT, K, dtype)
+                    T.barrier_arrive(q_free[0])
+                    # ---- dg and dbeta: dgc from WA's and WK's per-row sums, the whole-chunk terms on the last real
+                    # token (gamma_last <dS~, S0> and sum K * dK_r), its reverse cumsum
+                    T.barrier_wait(bar_sums[0], ph)
+                    T.barrier_wait(bar_kg[0], ph)
+                    for r in T.Parallel(BT):
+                        dgc_s[r] = T.if_then_else(
+                            r < n_valid, gu_s[st, r] - ka_s[st, r] + gq_s[r] + er_s[r] - ec_s[r], 0.0)
+                    add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, decay, last, tx - 256, dgl, n_hs, BT)
+                    if tx == 256:
+                        for j in T.serial(BT - 1):
+                            dgc_s[BT - 2 - j] = dgc_s[BT - 2 - j] + dgc_s[BT - 1 - j]
+                    for r in T.Parallel(BT):
+                        if r < n_valid:
+                            dg[t0 + r, hv] = dgc_s[r]
+                            dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
+                    T.barrier_arrive(sums_read[0])
+                    # ---- dk stored from dVd's buffer
+                    T.barrier_wait(bar_dkst[0], ph)
+                    store_chunk_rows(dvd_s, dk, t0, hv, n_valid, n_valid, BT, K, dtype)
+                    T.barrier_arrive(dk_stored[0])
                 end_state(ds_frag, 0, n_iter, dh0, 0, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs, dh0, n,
                           hv, 0, state_v_first, K, V)
 
@@ -516,7 +545,7 @@ def gdn_bwd_fused_sm90(
                 # ================= WP: loads, one warp per input, last chunk first
                 T.set_max_nreg(regs[3], 0)
                 if tx < 384 + 32:
-                    # S0 (once WA and WK have read the previous one), then Q and K (once dq and dk have left them)
+                    # S0 (once WA and WK have read the previous one), Q (once dq has left its buffer), K (once read)
                     for i in T.serial(n_iter):
                         c = c_first + n_iter - 1 - i
                         t0 = seq_start + c * BT
@@ -525,10 +554,12 @@ def gdn_bwd_fused_sm90(
                         T.barrier_wait(h_free[0], (i + 1) % 2)
                         T.tma_copy(h[first_slot + c, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
                         T.barrier_arrive(bar_h[0])
-                        T.barrier_wait(qk_free[0], (i + 1) % 2)
-                        load_tile(q, q_s, bar_qk, t0, hv, n_valid, full, BT, K, dtype, True)
-                        load_tile(k, k_s, bar_qk, t0, hv, n_valid, full, BT, K, dtype, True)
-                        T.barrier_arrive(bar_qk[0])
+                        T.barrier_wait(q_free[0], (i + 1) % 2)
+                        load_tile(q, q_s, bar_q, t0, hv, n_valid, full, BT, K, dtype, True)
+                        T.barrier_arrive(bar_q[0])
+                        T.barrier_wait(k_free[0], (i + 1) % 2)
+                        load_tile(k, k_s, bar_k, t0, hv, n_valid, full, BT, K, dtype, True)
+                        T.barrier_arrive(bar_k[0])
                 elif tx < 384 + 64:
                     # V
                     for i in T.serial(n_iter):
