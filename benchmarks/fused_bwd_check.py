@@ -20,6 +20,7 @@ offset from WA's chunk start over the middle chunks, in cycles, in time order, a
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import os
 import re
 import sys
@@ -136,53 +137,63 @@ def main() -> int:
     ap.add_argument("--mixes", nargs="+", default=["8192x4", "1024x8", "1000+3000+77+4000"])
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds (0: compare only, e.g. under a profiler)")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
-    ap.add_argument("--params", default="{}", help="the fused kernel factory's arguments, a Python dict")
+    ap.add_argument("--params", nargs="+", default=["{}"],
+                    help="the fused kernel factory's arguments, a Python dict per variant (each timed beside the pair)")
     ap.add_argument("--trace", action="store_true", help="one CTA's timeline (see above) instead of the comparison")
     args = ap.parse_args()
-    ablate.SPECS["bwdfused"]["params"] = eval(args.params)
+    variants = [f"bwdfused{j}" for j in range(len(args.params))]
+    for name, params in zip(variants, args.params):
+        ablate.SPECS[name] = dict(ablate.SPECS["bwdfused"], params=eval(params))
+    ablate.SPECS["bwdfused"]["params"] = eval(args.params[0])  # --trace's
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
         os.symlink(ablate.SRC / "common", os.path.join(args.workdir, "common"))
     if args.trace:
         return trace(args)
-    kern = {name: ablate.build(name, "cur", args.workdir) for name in (*PAIR, "bwdfused")}
+    jobs = [(name, "cur", args.workdir, None) for name in (*PAIR, *variants)]
+    with cf.ProcessPoolExecutor(len(jobs)) as pool:  # the compiles run in parallel (forked: SPECS as above)
+        list(pool.map(ablate._compile_only, jobs))
+    kern = {name: ablate.build(name, "cur", args.workdir) for name in (*PAIR, *variants)}  # from TileLang's cache
     print("compiled", ", ".join(kern), flush=True)
 
     def call(name, x):
         fn, names, _ = kern[name]
         fn(*[x[n] for n in names])
 
-    print(f"{'HV':>4} {'mix':<20} {'pair us':>9} {'fused us':>9} {'fused/pair':>10}  max |fused - pair| / max |pair|")
+    for j, params in enumerate(args.params):
+        print(f"variant {j}: {params}")
+    print(f"{'HV':>4} {'mix':<20} {'pair us':>9} {'variant':>7} {'fused us':>9} {'fused/pair':>10}  "
+          f"max |fused - pair| / max |pair|")
     for HV in args.heads:
         for mix in args.mixes:
             x = inputs(lengths_of(mix), HV)
-            xf = dict(x, **{o: torch.empty_like(x[o]) for o in OUTPUTS})
+            xf = {name: dict(x, **{o: torch.empty_like(x[o]) for o in OUTPUTS}) for name in variants}
 
             def pair():
                 call("bwddht", x)
                 call("bwdcwspl", x)
 
-            def fused():
-                call("bwdfused", xf)
-
-            for d in (x, xf):
+            runs = {name: (lambda name=name: call(name, xf[name])) for name in variants}
+            for d in (x, *xf.values()):
                 for o in OUTPUTS:
                     d[o].fill_(float("nan"))
             pair()
-            fused()
+            for run in runs.values():
+                run()
             torch.cuda.synchronize()
-            gaps = {}
-            for o in OUTPUTS:
-                ref, got = x[o].float(), xf[o].float()
-                gaps[o] = ((got - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
-            tp, tf = [float("nan")], [float("nan")]
-            for _ in range(args.rounds):
-                tp.append(ablate.time_us(pair))
-                tf.append(ablate.time_us(fused))
-            tp, tf = tp[1:] or tp, tf[1:] or tf
-            mp, mf = sorted(tp)[len(tp) // 2], sorted(tf)[len(tf) // 2]
-            gap_text = " ".join(f"{o} {g:.1e}" for o, g in gaps.items())
-            print(f"{HV:>4} {mix:<20} {mp:9.1f} {mf:9.1f} {mf / mp:10.3f}  {gap_text}", flush=True)
+            gaps = {name: {o: ((xf[name][o].float() - x[o].float()).abs().max()
+                               / x[o].float().abs().max().clamp_min(1e-30)).item() for o in OUTPUTS}
+                    for name in variants}
+            times = {"pair": [], **{name: [] for name in variants}}
+            for _ in range(args.rounds):  # interleaved
+                times["pair"].append(ablate.time_us(pair))
+                for name, run in runs.items():
+                    times[name].append(ablate.time_us(run))
+            med = {k: sorted(v)[len(v) // 2] if v else float("nan") for k, v in times.items()}
+            for j, name in enumerate(variants):
+                gap_text = " ".join(f"{o} {g:.1e}" for o, g in gaps[name].items())
+                print(f"{HV:>4} {mix:<20} {med['pair']:9.1f} {j:>7} {med[name]:9.1f} {med[name] / med['pair']:10.3f}  "
+                      f"{gap_text}", flush=True)
     return 0
 
 

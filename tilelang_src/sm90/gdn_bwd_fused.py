@@ -52,6 +52,10 @@ def gdn_bwd_fused_sm90(
     # 2651 -> 2257 us
     regs: tuple = (168, 160, 160, 24),
     hold_gamma: bool = False,  # WA forms Gamma once per chunk and holds it (32 registers) instead of four times
+    # dL = strictLower(-A^T dA A^T), K K^T, dbeta's second part and dKs formed by WK (from dA in Pg's buffer, after its
+    # dP^T Q) instead of by WA, whose chunk then ends with dA: WA's chain sets the period, and WK waited ~8.6k cycles
+    # per chunk for WA's dKs (benchmarks/results/H200_fused_bwd_v2_trace.log)
+    dl_in_wk: bool = False,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
@@ -178,6 +182,9 @@ def gdn_bwd_fused_sm90(
             rows_ac = T.alloc_fragment((BT,), accum)
             # WK's fragments
             acc_k = T.alloc_fragment((BT, V), accum)
+            mk = T.alloc_fragment((BT, BT), accum)  # A^T dA, dL, dKs (dl_in_wk)
+            pk = T.alloc_fragment((BT, BT), accum)  # K K^T, dL * K K^T (dl_in_wk)
+            adk_r = T.alloc_fragment((BT, BT), dtype)  # A^T dA, the register operand of (A^T dA) A^T (dl_in_wk)
             dkf = T.alloc_fragment((BT, K), accum)
             rows_k = T.alloc_fragment((BT,), accum)
             hprod = T.alloc_fragment((K // 4, V), accum)
@@ -215,6 +222,10 @@ def gdn_bwd_fused_sm90(
             ag_read = T.alloc_barrier(128)  # Ag read (WA may write the next Ag)
             dp_read = T.alloc_barrier(128)  # dP^T Q done (WA may write dKs into dP's buffer, and dq into Q's)
             dks_read = T.alloc_barrier(128)  # dKs read (WA may write the next dP)
+            # with dl_in_wk: WA -> WK (dA in Pg's buffer, WA done with E's fp32 buffer) and back
+            bar_da = T.alloc_barrier(128)
+            da_read = T.alloc_barrier(128)  # dA read (WA may write the next Pg)
+            sq_free = T.alloc_barrier(128)  # WK's transposed read of dKK done (WA may write the next E1)
             # WA, WK -> WS
             do_read = T.alloc_barrier(256)  # dO read (WA, WK): WS may scale it in place
             bar_dqs = T.alloc_barrier(128)  # dq staged in Q's buffer (WA)
@@ -264,6 +275,8 @@ def gdn_bwd_fused_sm90(
                     T.barrier_wait(bar_k[0], ph)
                     T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
                     scale_gamma(pa, gm, g_s, st, scale)
+                    if dl_in_wk:
+                        T.barrier_wait(da_read[0], (i + 1) % 2)
                     T.copy(pa, pg_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_pg[0])
@@ -284,6 +297,8 @@ def gdn_bwd_fused_sm90(
                     T.barrier_arrive(vd_read[0])
                     for r, c in T.Parallel(BT, BT):
                         pa[r, c] = pa[r, c] * ma[r, c]
+                    if dl_in_wk:
+                        T.barrier_wait(sq_free[0], (i + 1) % 2)
                     T.copy(pa, sq_s[:, 0:BT])
                     scale_gamma(ma, gm, g_s, st, scale)
                     T.barrier_wait(dks_read[0], (i + 1) % 2)
@@ -343,29 +358,35 @@ def gdn_bwd_fused_sm90(
                         ma[r, c] = ma[r, c] * b_s[st, c]
                     T.copy(ma, pg_s)
 
-                    # ---- dL = strictLower(-A^T dA A^T) (A^T dA the register operand of its second product);
-                    # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer (WK's dP^T Q is done)
-                    T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
-                    T.copy(ma, ada_r)
-                    T.gemm(ada_r, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
-                    T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
-                    for r, c in T.Parallel(BT, BT):
-                        ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
-                        pa[r, c] = ma[r, c] * pa[r, c]
-                    for r, c in T.Parallel(BT, BT):
-                        ma[r, c] = b_s[st, r] * ma[r, c]
-                    T.copy(ma, sq_s[:, 0:BT])
-                    T.reduce_sum(pa, rows_ac, dim=1)
-                    for r in T.Parallel(BT):
-                        db2_s[r] = rows_ac[r]
-                    # the transposed reads of the padded fp32 rows are conflict-free in the fragment's layout
-                    for r, c in T.Parallel(BT, BT):
-                        ma[r, c] = ma[r, c] + sq_s[c, r]
-                    T.copy(ma, dp_s)
-                    T.fence_proxy_async()
-                    T.barrier_arrive(bar_dks[0])
-                    T.barrier_arrive(bar_sums[0])
-                    T.barrier_arrive(ab_free[st])
+                    if dl_in_wk:  # WK forms dL, dbeta's second part and dKs
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_da[0])
+                        T.barrier_arrive(bar_sums[0])
+                        T.barrier_arrive(ab_free[st])
+                    else:
+                        # ---- dL = strictLower(-A^T dA A^T) (A^T dA the register operand of its second product);
+                        # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer (WK's dP^T Q is done)
+                        T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
+                        T.copy(ma, ada_r)
+                        T.gemm(ada_r, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
+                        T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
+                            pa[r, c] = ma[r, c] * pa[r, c]
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = b_s[st, r] * ma[r, c]
+                        T.copy(ma, sq_s[:, 0:BT])
+                        T.reduce_sum(pa, rows_ac, dim=1)
+                        for r in T.Parallel(BT):
+                            db2_s[r] = rows_ac[r]
+                        # the transposed reads of the padded fp32 rows are conflict-free in the fragment's layout
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = ma[r, c] + sq_s[c, r]
+                        T.copy(ma, dp_s)
+                        T.fence_proxy_async()
+                        T.barrier_arrive(bar_dks[0])
+                        T.barrier_arrive(bar_sums[0])
+                        T.barrier_arrive(ab_free[st])
 
             elif tx < 256:
                 # ================= WK: W, dVd, dK, dv (staged), dk (staged)
@@ -379,7 +400,8 @@ def gdn_bwd_fused_sm90(
                     for r in T.Parallel(BT):
                         gam_k[r] = T.exp2(g_s[st, r] * LOG2E)
                         rr_k[r] = T.if_then_else(r < n_valid, T.exp2((g_s[st, BT - 1] - g_s[st, r]) * LOG2E), 0.0)
-                    T.barrier_arrive(ab_free[st])
+                    if not dl_in_wk:  # else WK reads A and beta of the stage again for dL
+                        T.barrier_arrive(ab_free[st])
 
                     # ---- U = K S0, W = V - gamma * U into V's buffer, for WA's Vd = Ag W
                     T.barrier_wait(bar_h[0], ph)
@@ -458,9 +480,36 @@ def gdn_bwd_fused_sm90(
                     T.barrier_wait(bar_dp[0], ph)
                     T.gemm(dp_s, q_s, dkf, transpose_A=True)
                     T.barrier_arrive(dp_read[0])
-                    T.barrier_wait(bar_dks[0], ph)
-                    T.gemm(dp_s, k_s, dkf)
-                    T.barrier_arrive(dks_read[0])
+                    if dl_in_wk:
+                        # ---- dL = strictLower(-A^T dA A^T); dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T (the
+                        # transpose through E's fp32 buffer) into dP's buffer
+                        T.barrier_wait(bar_da[0], ph)
+                        T.gemm(a_s[st, :, :], pg_s, mk, transpose_A=True, clear_accum=True)
+                        T.barrier_arrive(da_read[0])
+                        T.copy(mk, adk_r)
+                        T.gemm(adk_r, a_s[st, :, :], mk, transpose_B=True, clear_accum=True)
+                        T.gemm(k_s, k_s, pk, transpose_B=True, clear_accum=True)
+                        for r, c in T.Parallel(BT, BT):
+                            mk[r, c] = T.if_then_else(r > c, -mk[r, c], 0.0)
+                            pk[r, c] = mk[r, c] * pk[r, c]
+                        for r, c in T.Parallel(BT, BT):
+                            mk[r, c] = b_s[st, r] * mk[r, c]
+                        T.barrier_arrive(ab_free[st])
+                        T.copy(mk, sq_s[:, 0:BT])
+                        T.reduce_sum(pk, rows_k, dim=1)
+                        for r in T.Parallel(BT):
+                            db2_s[r] = rows_k[r]
+                        for r, c in T.Parallel(BT, BT):
+                            mk[r, c] = mk[r, c] + sq_s[c, r]
+                        T.barrier_arrive(sq_free[0])
+                        T.copy(mk, dp_s)
+                        T.fence_proxy_async()
+                        T.gemm(dp_s, k_s, dkf)
+                        T.barrier_arrive(dks_read[0])
+                    else:
+                        T.barrier_wait(bar_dks[0], ph)
+                        T.gemm(dp_s, k_s, dkf)
+                        T.barrier_arrive(dks_read[0])
                     T.barrier_wait(ws_k[0], ph)
                     T.barrier_arrive(k_free[0])
                     # ---- dk staged in dVd's buffer (WA's dAb has read dVd: it arrived on bar_dks after); WS stores it
@@ -529,13 +578,14 @@ def gdn_bwd_fused_sm90(
                     if tx == 256:
                         for j in T.serial(BT - 1):
                             dgc_s[BT - 2 - j] = dgc_s[BT - 2 - j] + dgc_s[BT - 1 - j]
+                    # (dbeta's second part is WK's with dl_in_wk: written before it staged dk)
+                    T.barrier_wait(bar_dkst[0], ph)
                     for r in T.Parallel(BT):
                         if r < n_valid:
                             dg[t0 + r, hv] = dgc_s[r]
                             dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
                     T.barrier_arrive(sums_read[0])
                     # ---- dk stored from dVd's buffer
-                    T.barrier_wait(bar_dkst[0], ph)
                     store_chunk_rows(dvd_s, dk, t0, hv, n_valid, n_valid, BT, K, dtype)
                     T.barrier_arrive(dk_stored[0])
                 end_state(ds_frag, 0, n_iter, dh0, 0, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs, dh0, n,
