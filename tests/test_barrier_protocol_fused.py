@@ -31,7 +31,7 @@ def test_every_role_and_barrier_is_read():
     assert {"q_s", "k_s", "do_s", "vd_s", "dvd_s", "g_s", "gq_s", "er_s", "hs_s"} <= ws_reads
 
 
-@pytest.mark.parametrize("flags", [{}, {"hold_gamma": True}])
+@pytest.mark.parametrize("flags", [{}, {"hold_gamma": True}, {"dl_in_wk": True}, {"dl_in_wk": True, "hold_gamma": True}])
 @pytest.mark.parametrize("chunks", [1, 2, 3, 6])
 def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, flags):
     assert check(KERNEL, chunks, 1, runs=150, flags=flags) == []
@@ -46,7 +46,7 @@ def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, flags):
     ("dv_read[0], ph", "for r, c in T.Parallel(BT, V):", "vd_s"),  # WS scales dv in place after WK's dv S0^T
     ("bar_dv[0], ph", "store_chunk_rows(vd_s", "vd_s"),  # WS stores dv after WK wrote it
     ("bar_dh[0], ph", "T.gemm(k_s, dh_s", "dh_s"),  # WK reads dS~ after WS wrote it
-    ("bar_dkst[0], ph", "store_chunk_rows(dvd_s", "dvd_s"),  # WS stores dk after WK staged it
+    ("bar_dkst[0], ph", "for r in T.Parallel(BT):", "(dvd_s|db2_s)"),  # WS stores dk (and dbeta) after WK's
     ("bar_dqs[0], ph", "store_chunk_rows(q_s", "q_s"),  # WS stores dq after WA staged it
     ("sums_read[0], (i + 1) % 2", "for r in T.Parallel(BT):", "gq_s"),  # WA's next sums after WS's dg tail
     ("bar_sums[0], ph", "T.barrier_wait(bar_kg[0], ph)", "(gq|er|ec|db1|db2)_s"),  # WS's dg tail after WA's sums
