@@ -309,6 +309,8 @@ def _registry_header(results: list[dict]) -> str:
         for r in rows:
             lines.append(f'extern "C" int {r["symbol"]}({sig});')
         lines.append(f"using {kernel}_launcher = int (*)({sig});")
+        # a kernel only some families have (e.g. gdn_bwd_fused, sm90 only) is absent from builds without them
+        lines.append(f"#define FLASHQLA_HAS_{kernel.upper()} 1")
         # cc: the compute capability the cubin runs on (major * 10 + minor; 'a' targets run on exactly one); bv: the
         # V-slice width (0: the kernel has none); gmax: the largest group of v-heads per qk-head the variant is for
         # (0: any group, the kernel's default variant)

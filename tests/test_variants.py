@@ -35,9 +35,14 @@ def test_every_family_has_the_same_kernels_and_keys():
     assert all(r == rows[0] for r in rows), table
     assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk", "gdn_seg_plan",
                                        "gdn_cp_correct"}
-    # a further variant is another key of a kernel every family has (the op layer falls back to the common one)
+    # a further variant is another key of a kernel every family has (the op layer falls back to the common one), or
+    # of a kernel only some families have, which the op layer uses where the build has it (FLASHQLA_HAS_<KERNEL>, from
+    # codegen.py's registry header) and replaces by common kernels elsewhere
+    optional = {"gdn_bwd_fused"}
     for (family, _), more in extras.items():
-        assert {k for k, _ in more} <= {k for k, _ in rows[0]} and not more & rows[0], (family, more)
+        assert {k for k, _ in more} <= {k for k, _ in rows[0]} | optional and not more & rows[0], (family, more)
+    assert ("gdn_bwd_fused", (("dtype", "bf16"), ("gmax", 1))) in extras[("sm90", "sm_90a")]
+    assert not any(k == "gdn_bwd_fused" for (family, _), more in extras.items() if family != "sm90" for k, _ in more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     for gmax in (1, 2):
         assert ("gdn_bwd_chunk", (("dtype", "bf16"), ("gmax", gmax))) in extras[("sm90", "sm_90a")]

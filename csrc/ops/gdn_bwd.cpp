@@ -2,8 +2,13 @@
 // states stored by chunk slot, on a side stream; skipped when the caller passes the forward's chunk_states),
 // run the reverse state-gradient recurrence beside it, then the chunk-parallel gradient kernel, which sums dq
 // and dk over each group of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per
-// v-head in fp32 and the op sums them).
+// v-head in fp32 and the op sums them). With FLASHQLA_FUSED_BWD=1, one v-head per qk-head and a build that has it
+// (sm90), the fused backward (tilelang_src/sm90/gdn_bwd_fused.py) replaces the recurrence's main pass and the
+// chunk kernel: one CTA per segment and v-head forms every gradient on its walk (the warm-up pass and the
+// correction of context parallelism stay as they are).
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "dispatch.h"
@@ -22,6 +27,15 @@ constexpr int64_t kSmallGroup = 2;
 // SM100) sums each group of v-heads in the kernel ([1, T, H, K] in q's dtype); the SM120 program writes
 // them per v-head ([1, T, HV, K] fp32) and group_sum below adds them up. Same launcher signature.
 bool chunk_kernel_sums_groups(const char* family) { return std::strcmp(family, "sm120") != 0; }
+
+// FLASHQLA_FUSED_BWD (read on every call): "1" runs the fused backward where it applies, "0" or unset the two passes
+bool fused_bwd_requested() {
+  const char* s = std::getenv("FLASHQLA_FUSED_BWD");
+  if (s == nullptr || s[0] == '\0') return false;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FUSED_BWD must be 0 or 1, got '", v, "'");
+  return v == "1";
+}
 
 // [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
@@ -72,7 +86,18 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const auto& chunk = small_group != nullptr
                           ? *small_group
                           : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
-  const bool summed = chunk_kernel_sums_groups(chunk.family);
+  // the fused backward: its dq and dk are final per v-head, so one v-head per qk-head only
+  const void* fused_fn = nullptr;
+#ifdef FLASHQLA_HAS_GDN_BWD_FUSED
+  if (d.HV == d.H && fused_bwd_requested()) {
+    if (const auto* f = find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)) {
+      fused_fn = reinterpret_cast<const void*>(f->fn);
+    }
+  }
+#else
+  (void)fused_bwd_requested();  // the setting is still checked
+#endif
+  const bool summed = fused_fn != nullptr || chunk_kernel_sums_groups(chunk.family);
   // dq and dk as the chunk kernel writes them: summed over each group in q's dtype, or per v-head in fp32
   Tensor dq_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
                        : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
@@ -131,8 +156,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   }
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
-  // segment tables), and dh0
-  Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
+  // segment tables), and dh0 (the fused backward keeps it in the kernel: no dh)
+  Tensor dh = fused_fn != nullptr ? g_cumsum : torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   const auto& dh_kernel = find_variant("gdn_bwd_dh", gdn_bwd_dh_variants, d.device, dtype_key(d.dtype), kBlockV);
   const SegmentTables st = make_segment_tables(kOp, d, sp, g_cumsum, cu_seqlens, cp_segment_chunks, true, stream);
   void* unused = g_cumsum.data_ptr();
@@ -152,6 +177,23 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
     cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
   }
+#ifdef FLASHQLA_HAS_GDN_BWD_FUSED
+  if (fused_fn != nullptr) {
+    // 2 + 3 in one kernel, after the recompute: every token's gradients and dh0, one CTA per segment and v-head
+    join.join();
+    side_workspace.clear();
+    const auto fused = reinterpret_cast<gdn_bwd_fused_launcher>(const_cast<void*>(fused_fn));
+    int rc = fused(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+                   beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dht ? dht->data_ptr() : unused,
+                   st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_ds ? cp_ds->data_ptr() : unused, dq_out.data_ptr(),
+                   dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(),
+                   initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
+                   initial_state.has_value(), state_v_first, d.T, d.HV, d.N + 1, d.num_slots(), num_states, segs,
+                   st.range_rows, stream, err, sizeof(err));
+    STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+    return {dq_out, dk_out, dv, dg, dbeta, dh0};
+  }
+#endif
   int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
                         cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
                         initial_state ? dh0.data_ptr() : unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),

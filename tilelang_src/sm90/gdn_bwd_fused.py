@@ -35,6 +35,7 @@ from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
 from common.chunk_sums import add_whole_chunk_terms
 from common.segments import end_state, segment_row, start_state
+from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
 ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrix (bank spread, see gdn_bwd_chunk.py)
@@ -51,11 +52,15 @@ def gdn_bwd_fused_sm90(
     # fragments at 144), 168 / 160 / 160 / 24 spills 724; H200 (benchmarks/fused_bwd_check.py, (32, 32) 8192x4):
     # 2651 -> 2257 us
     regs: tuple = (168, 160, 160, 24),
-    hold_gamma: bool = False,  # WA forms Gamma once per chunk and holds it (32 registers) instead of four times
+    # WA forms Gamma once per chunk and holds it (32 registers) instead of four times inline (exp2 of two shared
+    # loads per element). H200 (benchmarks/fused_bwd_check.py, benchmarks/results/H200_fused_bwd_dl.log), with
+    # dl_in_wk: 2117 -> 1633 us at (32, 32) 8192x4, 583 -> 464 at 1024x8, 303 -> 246 at (16, 16) 1024x8
+    hold_gamma: bool = True,
     # dL = strictLower(-A^T dA A^T), K K^T, dbeta's second part and dKs formed by WK (from dA in Pg's buffer, after its
     # dP^T Q) instead of by WA, whose chunk then ends with dA: WA's chain sets the period, and WK waited ~8.6k cycles
-    # per chunk for WA's dKs (benchmarks/results/H200_fused_bwd_v2_trace.log)
-    dl_in_wk: bool = False,
+    # per chunk for WA's dKs (benchmarks/results/H200_fused_bwd_v2_trace.log). Alone (Gamma inline) 2083 -> 2117 us at
+    # (32, 32) 8192x4; with hold_gamma the pair measured best (above); hold_gamma alone not yet measured
+    dl_in_wk: bool = True,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
@@ -619,6 +624,18 @@ def gdn_bwd_fused_sm90(
                         T.barrier_wait(v_free[0], (i + 1) % 2)
                         load_tile(v, w_s, bar_v, t0, hv, n_valid, full, BT, V, dtype, True)
                         T.barrier_arrive(bar_v[0])
+                    # the padding tail [cu[N], T) gets zero gradients (the chunk-parallel kernel's tail slots wrote
+                    # them): by this warp of the first segment row's CTAs, once its loads are issued
+                    if seg == 0:
+                        tail = seq_bound(cu_seqlens, num_seqs, num_tokens)
+                        for r in T.serial(num_tokens - tail):
+                            for c in T.Parallel(K):
+                                dq[tail + r, hv, c] = T.cast(0, dtype)
+                                dk[tail + r, hv, c] = T.cast(0, dtype)
+                                dv[tail + r, hv, c] = T.cast(0, dtype)
+                            if tx == 384 + 32:
+                                dg[tail + r, hv] = 0.0
+                                dbeta[tail + r, hv] = 0.0
                 elif tx < 384 + 96:
                     # dO
                     for i in T.serial(n_iter):

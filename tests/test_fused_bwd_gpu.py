@@ -1,0 +1,129 @@
+"""The fused backward (tilelang_src/sm90/gdn_bwd_fused.py, FLASHQLA_FUSED_BWD=1, one v-head per qk-head) on the GPU
+(skipped elsewhere, and where the build has no fused kernel for this GPU's family): its gradients against float64 with
+the backward's tolerance (tests/test_gdn_bwd_gpu.py), over single sequences with partial chunks, ragged batches with
+an empty sequence and a padding tail (whose gradients must be exactly zero), context parallelism forced and automatic,
+the state options and fp16; that the fused kernel is what ran (and the two passes' kernels are not); and that an
+invalid setting is an error."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import flashqla
+from flashqla.reference import chunk_bwd_ref
+from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
+from test_gdn_bwd_gpu import DEV, flashqla_grads, run_case
+
+pytestmark = pytest.mark.gpu
+
+
+def has_fused_kernel() -> bool:
+    if not torch.cuda.is_available():
+        return False
+    major, minor = torch.cuda.get_device_capability()
+    return any(k["kernel"] == "gdn_bwd_fused" and k["family"] == f"sm{major}{minor}"
+               for k in flashqla.build_manifest().get("kernels", []))
+
+
+@pytest.fixture(autouse=True)
+def fused_on(monkeypatch):
+    if not has_fused_kernel():
+        pytest.skip("this build has no fused backward for this GPU's kernel family (sm90 only)")
+    monkeypatch.setenv("FLASHQLA_FUSED_BWD", "1")
+
+
+def kernels_of_a_backward(p, cu=None, **kw):
+    """The CUDA kernel names one forward and backward ran."""
+    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        o, _ = flashqla.chunk_gated_delta_rule(**leaves, cu_seqlens=cu, **kw)
+        o.float().sum().backward()
+        torch.cuda.synchronize()
+    return {e.key for e in prof.key_averages()}
+
+
+@pytest.mark.parametrize("H", [1, 4, 16])
+def test_the_fused_kernel_runs_at_one_v_head_per_qk_head(H):
+    names = kernels_of_a_backward(make_problem(1, 1000, H, H, device=DEV))
+    assert any("gdn_bwd_fused" in n for n in names) and not any("gdn_bwd_chunk" in n for n in names), names
+
+
+def test_larger_groups_keep_the_two_passes():
+    names = kernels_of_a_backward(make_problem(1, 1000, 2, 4, device=DEV))
+    assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
+
+
+@pytest.mark.parametrize("H", [2, 16])
+@pytest.mark.parametrize("T", [1, 63, 64, 65, 1000, 4096])
+def test_fused_bwd_single_sequence(T, H):
+    run_case(make_problem(1, T, H, H, device=DEV), f"fused bwd B=1 T={T} H=HV={H}")
+
+
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("cp", [0, 1, 3, -1], ids=["cp-off", "cp1", "cp3", "cp-auto"])
+def test_fused_bwd_ragged_with_tail(cp, state_v_first):
+    """Partial chunks, an empty sequence, a padding tail; segments forced (1 and 3 chunks: the main pass starts
+    mid-sequence from the corrected segment gradients) and automatic; against the float64 chunked backward from the
+    forward's own g_cumsum and A (chunk_gated_delta_rule_bwd)."""
+    lengths, tail = [130, 0, 64, 77, 1000], 37
+    N, T = len(lengths), sum(lengths) + tail
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, T, 4, 4, device=DEV, N=N)
+    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
+                                              initial_state=p["initial_state"], cu_seqlens=cu,
+                                              state_v_first=state_v_first, cp_segment_chunks=0)
+    do = torch.randn_like(p["v"])
+    dht = torch.randn(N, 4, 128, 128, device=DEV) / 8
+    scale = 128 ** -0.5
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
+                        p["initial_state"], cu, state_v_first)
+    got = flashqla.chunk_gated_delta_rule_bwd(
+        p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
+        initial_state=p["initial_state"], cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=cp)
+    what = f"fused bwd ragged cp_segment_chunks={cp} v_first={state_v_first}"
+    for name, want in zip(("dq", "dk", "dv", "dg", "dbeta", "dh0"), ref):
+        err = record(name, rel_err(getattr(got, name), want), what)
+        assert err <= TOL["grad"], f"{what}: {name} rel err {err:.3e}"
+    end = sum(lengths)
+    for name in ("dq", "dk", "dv", "dg", "dbeta"):  # the whole padding tail gets exactly zero gradient
+        t = getattr(got, name)
+        assert torch.equal(t[:, end:], torch.zeros_like(t[:, end:])), name
+
+
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("h0", [False, True], ids=["no-h0", "h0"])
+def test_fused_bwd_state_options(h0, state_v_first):
+    p = make_problem(1, 700, 4, 4, device=DEV)
+    if not h0:
+        p["initial_state"] = None
+    run_case(p, f"fused bwd h0={h0} state_v_first={state_v_first}", state_v_first=state_v_first)
+
+
+def test_fused_bwd_fp16_and_long():
+    run_case(make_problem(1, 2000, 4, 4, dtype=torch.float16, device=DEV, gate="mild"), "fused bwd fp16 mild gate")
+    run_case(make_problem(1, 16384, 16, 16, device=DEV), "fused bwd B=1 T=16384 H=HV=16 (automatic CP)")
+
+
+def test_fused_bwd_matches_the_two_passes(monkeypatch):
+    """The fused kernel and the two passes compute the same gradients up to bf16 rounding (another summation order,
+    dVg rounded from dv): within the backward's tolerance of each other, not bitwise."""
+    lengths = [3000, 1500, 64]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths), 8, 8, device=DEV, N=len(lengths))
+    do = torch.randn(1, sum(lengths), 8, 128, device=DEV)
+    dht = torch.randn(len(lengths), 8, 128, 128, device=DEV) / 8
+    fused = flashqla_grads(p, do, dht, cu_seqlens=cu)
+    monkeypatch.setenv("FLASHQLA_FUSED_BWD", "0")
+    pair = flashqla_grads(p, do, dht, cu_seqlens=cu)
+    for n in fused:
+        assert rel_err(fused[n], pair[n].double()) <= 1e-2, n
+
+
+def test_an_invalid_setting_is_an_error(monkeypatch):
+    monkeypatch.setenv("FLASHQLA_FUSED_BWD", "yes")
+    p = make_problem(1, 100, 2, 2, device=DEV)
+    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
+    o, _ = flashqla.chunk_gated_delta_rule(**leaves)
+    with pytest.raises(RuntimeError, match="FLASHQLA_FUSED_BWD must be 0 or 1"):
+        o.float().sum().backward()
