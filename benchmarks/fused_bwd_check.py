@@ -74,7 +74,8 @@ def traced_source(src: str) -> tuple[str, list[str]]:
             events.append(stamp)
             pad = " " * indent
             out += [f"{pad}if {lead} and hv == 0 and seg == 0 and i < 128:",
-                    f"{pad}    dh0[0, 0, {len(events) - 1}, i] = T.cast(T.call_extern(\"int64\", \"clock64\") - t_base, "
+                    f"{pad}    dh0[0, 0, {len(events) - 1}, i] = T.cast("
+                    f"T.call_extern(\"int64\", \"clock64\") - t_base, "
                     f"\"float32\")"]
     assert len(events) <= 128
     return "\n".join(out), events

@@ -31,7 +31,8 @@ def test_every_role_and_barrier_is_read():
     assert {"q_s", "k_s", "do_s", "vd_s", "dvd_s", "g_s", "gq_s", "er_s", "hs_s"} <= ws_reads
 
 
-@pytest.mark.parametrize("flags", [{}, {"hold_gamma": True}, {"dl_in_wk": True}, {"dl_in_wk": True, "hold_gamma": True}])
+@pytest.mark.parametrize("flags", [{}, {"hold_gamma": False}, {"dl_in_wk": False},
+                                   {"dl_in_wk": False, "hold_gamma": False}])
 @pytest.mark.parametrize("chunks", [1, 2, 3, 6])
 def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, flags):
     assert check(KERNEL, chunks, 1, runs=150, flags=flags) == []

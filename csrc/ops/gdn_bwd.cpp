@@ -133,9 +133,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   // kept and recomputed states are the same bits); taking this plan's segment length instead was no faster over 56
   // shapes (H200_cp_sweep.md, "Refit")
   check_cp_segment_chunks(kOp, cp_segment_chunks);
+  // (the fused backward's main pass takes about six times a chunk of the state-gradient pass: its plan splits more)
   const SegmentPlan sp =
-      plan_bwd_dh(d.T, d.N, d.HV, d.max_seqlen, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks,
-                  chunk_states.has_value());
+      fused_fn != nullptr
+          ? plan_bwd_fused(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks,
+                           chunk_states.has_value())
+          : plan_bwd_dh(d.T, d.N, d.HV, d.max_seqlen, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks,
+                        chunk_states.has_value());
 
   // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed. Step 2 does not read
   // them, so the recompute runs on a side stream beside it (a sequential pass with few heads leaves most SMs

@@ -106,6 +106,48 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, 
   return best_chunks > 0 ? segments_of(T, N, best_chunks, m) : single_segment(T, N, m);
 }
 
+SegmentPlan plan_bwd_fused(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
+                           bool states_kept) {
+  const SegmentModel model{states_kept ? kModel.fallback_share : kBwdDhFallbackShare, kModel.correction_step};
+  const CostModel main{T, N, HV, max_seqlen, sms, model};  // one CTA per segment and v-head
+  // segments of L chunks: the fused main pass, the warm-up pass (two V slices per head; the fallback heads' two
+  // rows), the corrections
+  const auto segmented = [&](int64_t L) {
+    const double rows = double(N * ceil_div(main.chunks(), L) * HV);
+    return kFusedBwdChunkTime * double(L) * main.waves(rows) +
+           double(L) * main.waves(2 * model.fallback_share * 2 * rows) +
+           double(ceil_div(main.longest(), L)) * model.correction_step;
+  };
+  if (cp_segment_chunks == 0 || N == 0 || T == 0) {
+    SegmentPlan p = single_segment(T, N, main);
+    p.cost *= kFusedBwdChunkTime;
+    return p;
+  }
+  if (cp_segment_chunks > 0) {
+    SegmentPlan p = segments_of(T, N, cp_segment_chunks, main);
+    p.cost = segmented(cp_segment_chunks);
+    return p;
+  }
+  double best = kFusedBwdChunkTime * main.one_segment() * kMinGain;
+  int64_t best_chunks = 0;
+  for (int64_t L = kMinSegChunks; L < main.longest(); L *= 2) {
+    if (2 * (ceil_div(T, L * kChunkTokens) + N) > kMaxGridRows) continue;  // the warm-up pass's rows
+    const double cost = segmented(L);
+    if (cost < best) {
+      best = cost;
+      best_chunks = L;
+    }
+  }
+  if (best_chunks == 0) {
+    SegmentPlan p = single_segment(T, N, main);
+    p.cost *= kFusedBwdChunkTime;
+    return p;
+  }
+  SegmentPlan p = segments_of(T, N, best_chunks, main);
+  p.cost = best;
+  return p;
+}
+
 FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
                  bool allow_bv128, int forced_block_v) {
   const FwdPlan narrow{64, plan_segments(T, N, HV, max_seqlen, 2, sms, cp_segment_chunks, kModel)};

@@ -36,6 +36,15 @@ SegmentPlan plan_segments(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, 
 SegmentPlan plan_bwd_dh(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int64_t ctas_per_head, int sms,
                         int64_t cp_segment_chunks, bool states_kept);
 
+// The fused backward's segments (tilelang_src/sm90/gdn_bwd_fused.py: one CTA per segment and v-head, whose chunk takes
+// kFusedBwdChunkTime chunk times of the state-gradient pass), with the state-gradient pass's warm-up (two V slices per
+// head) and correction. A chunk of the fused kernel at (32, 32) and (16, 16) on an H200: 12.8 us
+// (benchmarks/fused_bwd_check.py, H200_fused_bwd_dl.log: 1633 us for 128 chunks per CTA in one wave), against about
+// 2.1 us of the state-gradient pass (H200_profile_a993033.md: 0.53 ms for two waves of 128 chunks)
+constexpr double kFusedBwdChunkTime = 6.0;
+SegmentPlan plan_bwd_fused(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
+                           bool states_kept);
+
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
 // kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where allowed and the model
 // prices it lower by CP's margin (kMinGain); forced_block_v (64 or 128; 0: none) overrides the choice.
