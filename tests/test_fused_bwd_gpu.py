@@ -1,4 +1,4 @@
-"""The fused backward (tilelang_src/sm90/gdn_bwd_fused.py, FLASHQLA_FUSED_BWD=1, one v-head per qk-head) on the GPU
+"""The fused backward (tilelang_src/sm90/gdn_bwd_fused.py: one v-head per qk-head, by default) on the GPU
 (skipped elsewhere, and where the build has no fused kernel for this GPU's family): its gradients against float64 with
 the backward's tolerance (tests/test_gdn_bwd_gpu.py), over single sequences with partial chunks, ragged batches with
 an empty sequence and a padding tail (whose gradients must be exactly zero), context parallelism forced and automatic,
@@ -47,6 +47,15 @@ def kernels_of_a_backward(p, cu=None, **kw):
 def test_the_fused_kernel_runs_at_one_v_head_per_qk_head(H):
     names = kernels_of_a_backward(make_problem(1, 1000, H, H, device=DEV))
     assert any("gdn_bwd_fused" in n for n in names) and not any("gdn_bwd_chunk" in n for n in names), names
+
+
+def test_the_fused_kernel_is_the_default_and_0_turns_it_off(monkeypatch):
+    p = make_problem(1, 300, 2, 2, device=DEV)
+    monkeypatch.delenv("FLASHQLA_FUSED_BWD")
+    assert any("gdn_bwd_fused" in n for n in kernels_of_a_backward(p))
+    monkeypatch.setenv("FLASHQLA_FUSED_BWD", "0")
+    names = kernels_of_a_backward(p)
+    assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
 
 
 def test_larger_groups_keep_the_two_passes():

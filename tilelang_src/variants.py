@@ -164,9 +164,9 @@ EXTRA_PROGRAMS = {
               dict(K=128, V=128, BT=64, dl_rs=True, prio_loads=True), (("gmax", 1),)),
              # the fused backward (the state gradient inside the chunk gradient, one CTA per segment and v-head) for
              # one v-head per qk-head: csrc/ops/gdn_bwd.cpp runs it instead of the state-gradient main pass and the
-             # chunk gradient when FLASHQLA_FUSED_BWD=1 (off by default until the training-step tables favour it).
-             # H200 (benchmarks/fused_bwd_check.py, benchmarks/results/H200_fused_bwd_dl.log): 0.72x the pair's time
-             # at (32, 32) 8192x4, 0.64x at 1024x8; 1.40x at (16, 16) 8192x4, where its 64 CTAs leave half the SMs idle
+             # chunk gradient (FLASHQLA_FUSED_BWD=0 keeps those). H200 (benchmarks/fused_bwd_check.py,
+             # H200_fused_bwd_dl.log): the kernel 0.72x the pair's time at (32, 32) 8192x4, 0.64x at 1024x8; in the op,
+             # with its own segment plan, the backward 0.69-0.92x, the training step 0.75-0.95x (H200_fused_bwd.md)
              ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
               dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True), (("gmax", 1),))],
 }
