@@ -89,18 +89,17 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const auto& chunk = small_group != nullptr
                           ? *small_group
                           : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
-  // the fused backward: its dq and dk are final per v-head, so one v-head per qk-head only
-  const void* fused_fn = nullptr;
+  // the fused backward (its dq and dk are final per v-head: one v-head per qk-head only), where the build has it
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
-  if (d.HV == d.H && fused_bwd_requested()) {
-    if (const auto* f = find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)) {
-      fused_fn = reinterpret_cast<const void*>(f->fn);
-    }
-  }
+  const gdn_bwd_fused_variant* fused =
+      d.HV == d.H && fused_bwd_requested()
+          ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)
+          : nullptr;
 #else
+  const void* fused = nullptr;
   (void)fused_bwd_requested();  // the setting is still checked
 #endif
-  const bool summed = fused_fn != nullptr || chunk_kernel_sums_groups(chunk.family);
+  const bool summed = fused != nullptr || chunk_kernel_sums_groups(chunk.family);
   // dq and dk as the chunk kernel writes them: summed over each group in q's dtype, or per v-head in fp32
   Tensor dq_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
                        : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
@@ -138,7 +137,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   check_cp_segment_chunks(kOp, cp_segment_chunks);
   // (the fused backward's main pass takes about six times a chunk of the state-gradient pass: its plan splits more)
   const SegmentPlan sp =
-      fused_fn != nullptr
+      fused != nullptr
           ? plan_bwd_fused(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks,
                            chunk_states.has_value())
           : plan_bwd_dh(d.T, d.N, d.HV, d.max_seqlen, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks,
@@ -163,8 +162,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   }
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
-  // segment tables), and dh0 (the fused backward keeps it in the kernel: no dh)
-  Tensor dh = fused_fn != nullptr ? g_cumsum : torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
+  // segment tables), and dh0; the fused backward keeps it in the kernel (no dh)
   const auto& dh_kernel = find_variant("gdn_bwd_dh", gdn_bwd_dh_variants, d.device, dtype_key(d.dtype), kBlockV);
   const SegmentTables st = make_segment_tables(kOp, d, sp, g_cumsum, cu_seqlens, cp_segment_chunks, true, stream);
   void* unused = g_cumsum.data_ptr();
@@ -185,12 +183,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
   }
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
-  if (fused_fn != nullptr) {
+  if (fused != nullptr) {
     // 2 + 3 in one kernel, after the recompute: every token's gradients and dh0, one CTA per segment and v-head
     join.join();
     side_workspace.clear();
-    const auto fused = reinterpret_cast<gdn_bwd_fused_launcher>(const_cast<void*>(fused_fn));
-    int rc = fused(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
+    int rc = fused->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
                    beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dht ? dht->data_ptr() : unused,
                    st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_ds ? cp_ds->data_ptr() : unused, dq_out.data_ptr(),
                    dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(),
@@ -201,6 +198,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     return {dq_out, dk_out, dv, dg, dbeta, dh0};
   }
 #endif
+  Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
                         cu_seqlens.data_ptr(), dht ? dht->data_ptr() : unused, dh.data_ptr(),
                         initial_state ? dh0.data_ptr() : unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
