@@ -5,26 +5,30 @@ work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel, for one
 are final per v-head: H == HV). The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
 docs/gdn_chunk_derivation.md, "Backward".
 
-  WA (warpgroup 0, holds dQ): P = Q K^T, Pg, Ag -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first part, dP -> dQ = dP K
-      + scale * gamma * (dO S0^T) -> (dVd) dAb = Gamma * (dVd W^T), E, dA, dbeta's first part -> dL, K K^T,
-      dbeta's second part, dKs -> the chunk's dg and dbeta -> dq stored through Q's buffer.
+  WA (warpgroup 0, holds dQ): Ag, then (Q, K) P = Q K^T, Pg -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first part, dP
+      -> dQ = dP K + scale * gamma * (dO S0^T) and its gate's row sums -> (dVd) dAb = Gamma * (dVd W^T) -> dq staged
+      in Q's buffer -> E, dA, dbeta's first part, E's row and column sums (with dl_in_wk=False also dL, K K^T,
+      dbeta's second part, dKs).
   WK (warpgroup 1, holds dK): U = K S0, W = V - gamma U -> (dS~) dVd = r * (K dS~) + Pg^T dO -> <S0, dS~> ->
-      (Vd) dK = r * (Vd dS~^T) -> (Ag) dv = Ag^T dVd -> dVg = -gamma dv into Vd's buffer -> dv stored through
-      dVd's buffer -> dK += dVg S0^T -> (dP) dK += dP^T Q -> (dKs) dK += dKs K -> dk stored through K's buffer.
+      (Vd) dK = r * (Vd dS~^T) -> (Ag) dv = Ag^T dVd into Vd's buffer -> dK += -gamma * (dv S0^T) -> (dP)
+      dK += dP^T Q -> (dA, dl_in_wk) dL, K K^T, dbeta's second part, dKs -> dK += dKs K -> dk staged in dVd's buffer.
   WS (warpgroup 2, holds dS, 128 x 128 fp32): publishes dS~ (bf16) in dS~'s buffer for WK, then
-      dS <- gamma_last dS + Q^T (scale * gamma * dO) + K^T dVg: dO scaled in place once WA and WK have read it,
-      dVg from Vd's buffer.
-  WP (warpgroup 3): one warp per input: S0 by TMA, then Q and K (once the previous chunk's dq and dk have left
-      their buffers); V; dO; A, g and beta (two stages). Full chunks by TMA, partial ones by element copies.
+      dS <- gamma_last dS + Q^T (scale * gamma * dO) + K^T dVg (dO scaled in place once WA and WK have read it; dv
+      stored, then scaled in place into dVg once WK's dv S0^T has read it); then the chunk's stores: dq, dk, and dg
+      and dbeta from WA's and WK's per-row sums.
+  WP (warpgroup 3): one warp per input: S0 by TMA, Q (once dq has left its buffer), K (once dKs K has read it); V;
+      dO; A, g and beta (two stages). Full chunks by TMA, partial ones by element copies; the V warp of the first
+      segment row's CTAs zero-fills the padding tail's gradients.
 
-The chain from one chunk's dS~ to the next is WK's K dS~ and Pg^T dO (dVd), WA's dAb (dv waits for it: dVd's buffer
-stages dv), WK's dv and dVg, WS's K^T dVg: about a quarter of WA's work per chunk, which sets the period.
+WA's chain sets the period (a timeline of clock64 stamps at every barrier operation: benchmarks/fused_bwd_check.py
+--trace, benchmarks/results/H200_fused_bwd.md); the others take what needs no WA registers. The chain from one
+chunk's dS~ to the next is WK's K dS~ and Pg^T dO (dVd), dv = Ag^T dVd, WS's dVg and K^T dVg: well under WA's work.
 
 Every hand-off is an mbarrier completing one phase per chunk (parity i % 2; a buffer's next writer waits on its
 readers' barrier of the previous chunk, parity (i + 1) % 2, which a fresh barrier passes at i = 0); A, g, beta and
 WK's per-row sums have two stages (parity (i // 2) % 2). Shared memory is gdn_bwd_chunk_ws.py's set (dS~ lives
-in dS1's buffer, written by WS instead of loaded): about 222 KB, so Q and K are single-buffered and the next
-chunk's Q and K load only after this chunk's dq and dk stores (docs/fused_bwd_plan.md).
+in dS1's buffer, written by WS instead of loaded; 226.8 KB), so Q and K are single-buffered: the next chunk's K
+loads once this chunk's dKs K has read it. The protocol is simulated on the CPU: tests/test_barrier_protocol_fused.py.
 
 Registers: 512 threads launch with 128 each; setmaxnreg moves them (the split must sum to at most 4 x 128).
 """
