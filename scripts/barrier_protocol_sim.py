@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Random-schedule simulation of the mbarrier protocol of the warp-specialized chunk gradient
-(tilelang_src/sm90/gdn_bwd_chunk_ws.py), run on its source: a hang, a wait that passes on the wrong phase or
-two warpgroups' unordered accesses to a shared buffer show here on the CPU instead of as a stuck H200 call or
-wrong gradients.
+(tilelang_src/sm90/gdn_bwd_chunk_ws.py) and of the fused backward (gdn_bwd_fused.py: a fourth role WS and a loop
+over chunks, `for i in T.serial(n_iter)`, whose count is ITEMS), run on their source: a hang, a wait that passes on
+the wrong phase or two warpgroups' unordered accesses to a shared buffer show here on the CPU instead of as a stuck
+H200 call or wrong gradients.
 
 The roles are the kernel's branches (WA: tx < 128, WK: tx < 256, the producer warps WP0..WP3); each role's
 `T.barrier_wait(bar[i], parity)` / `T.barrier_arrive(bar[i])` lines are read in order, inside the loops over
