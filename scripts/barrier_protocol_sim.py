@@ -58,7 +58,7 @@ SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stag
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
-               "add_whole_chunk_terms": ((0, 1, 2), (0,))}
+               "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,))}
 
 
 def intent(parity: str, env: dict) -> int:

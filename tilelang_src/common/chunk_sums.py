@@ -23,3 +23,20 @@ def add_whole_chunk_terms(dgc_s, hs_s, ka_s, st, gam_last, last, tx, part: T.Ref
         part = T.warp_reduce_sum(part)
         if tx == 0:
             dgc_s[last] = dgc_s[last] + part
+
+
+@T.macro
+def fold_state_row_sums(h_s, dh_s, hprod, hsum, hs_s, st, K, V):
+    """hs_s[st, a] <- sum over the four row quarters q and the columns b of S0[q * K / 4 + a, b] * dS1[q * K / 4 + a, b]
+    (bf16 tiles, fp32 products): the quarters added elementwise into hprod ([K / 4, V] fp32, a loop, not unrolled:
+    unrolled it was the chunk gradient's WK's largest stretch of code, ~700 SASS instructions), then one row
+    reduction into hsum. Only the total over a is used (<S0, dS1>, dg's whole-chunk term: add_whole_chunk_terms with
+    K / 4 partial sums)."""
+    T.clear(hprod)
+    for qtr in T.serial(4):
+        for a, b in T.Parallel(K // 4, V):
+            hprod[a, b] += T.cast(h_s[qtr * (K // 4) + a, b], "float32") * T.cast(
+                dh_s[qtr * (K // 4) + a, b], "float32")
+    T.reduce_sum(hprod, hsum, dim=1)
+    for a in T.Parallel(K // 4):
+        hs_s[st, a] = hsum[a]

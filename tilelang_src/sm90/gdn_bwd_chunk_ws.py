@@ -37,8 +37,9 @@ former split (H200_bwdc_ws.md, twelfth session).
 
 import tilelang.language as T
 
+from common.chunk_gates import col_sums, form_gamma, scale_gamma
 from common.chunk_load import load_tile
-from common.chunk_sums import add_whole_chunk_terms
+from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums
 from common.chunk_store import store_chunk_rows
 from common.seq_index import chunk_of_slot, chunk_rows
 
@@ -140,42 +141,6 @@ def gdn_bwd_chunk_ws_sm90(
     N1 = T.dynamic("num_seqs_plus_one")
     NH = T.dynamic("num_h_slots")
     accum = "float32"
-
-    @T.macro
-    def col_sums(src, out, cs, tx):
-        """out[j] = sum_i src[i, j] of the fp32 C x C shared matrix: thread j < BT of the warpgroup walks
-        column j (a warp's 32 columns of one row fall in 32 banks), 8 partial sums then a tree."""
-        if tx < BT:
-            for m in T.unroll(8):
-                cs[m] = src[m, tx]
-            for i in T.unroll(BT // 8 - 1):
-                for m in T.unroll(8):
-                    cs[m] = cs[m] + src[8 * (i + 1) + m, tx]
-            for m in T.unroll(4):
-                cs[m] = cs[m] + cs[m + 4]
-            cs[0] = cs[0] + cs[2]
-            cs[1] = cs[1] + cs[3]
-            out[tx] = cs[0] + cs[1]
-
-    @T.macro
-    def form_gamma(gm, g_s, st):
-        """gm <- Gamma of stage st: exp(g_r - g_c) on and below the diagonal, 0 above."""
-        for r, c in T.Parallel(BT, BT):
-            gr = g_s[st, r]
-            gc = g_s[st, c]
-            gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
-
-    @T.macro
-    def scale_gamma(x, gm, g_s, st, scale):
-        """x <- scale * Gamma * x: from the held Gamma (hold_gamma), else with Gamma formed inline."""
-        if hold_gamma:
-            for r, c in T.Parallel(BT, BT):
-                x[r, c] = (scale * gm[r, c]) * x[r, c]
-        else:
-            for r, c in T.Parallel(BT, BT):
-                gr = g_s[st, r]
-                gc = g_s[st, c]
-                x[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * x[r, c]
 
     @T.macro
     def store_group_sum(src, dst, t0, hq, n_valid, n_store, full):
@@ -348,15 +313,15 @@ def gdn_bwd_chunk_ws_sm90(
                     if wa_async and hold_gamma:
                         # Gamma formed while the tensor cores take Q K^T
                         T.wgmma_gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
-                        form_gamma(gm, g_s, st)
+                        form_gamma(gm, g_s, st, BT)
                         T.wait_wgmma(0)
                         # the accumulator's reads stay after the wait (nvcc may not move them above it)
                         T.warpgroup_fence_operand(pa, num_regs=BT * BT // 128)
                     else:
                         T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
                     if hold_gamma and not wa_async:
-                        form_gamma(gm, g_s, st)
-                    scale_gamma(pa, gm, g_s, st, scale)
+                        form_gamma(gm, g_s, st, BT)
+                    scale_gamma(pa, gm, g_s, st, scale, hold_gamma, BT)
                     T.copy(pa, pg_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_pg[0])
@@ -409,7 +374,7 @@ def gdn_bwd_chunk_ws_sm90(
                     for r, c in T.Parallel(BT, BT):
                         pa[r, c] = pa[r, c] * ma[r, c]
                     T.copy(pa, sq_s[:, 0:BT])
-                    scale_gamma(ma, gm, g_s, st, scale)
+                    scale_gamma(ma, gm, g_s, st, scale, hold_gamma, BT)
                     T.barrier_wait(dks_read[0], (jv + 1) % 2)
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
@@ -469,13 +434,13 @@ def gdn_bwd_chunk_ws_sm90(
                     for r in T.Parallel(BT):
                         er_s[r] = rows_ac[r]
                     T.copy(pa, sq_s[:, 0:BT])
-                    col_sums(sq_s, ec_s, cs, tx)
+                    col_sums(sq_s, ec_s, cs, tx, BT)
                     if frag_stores:
                         # dAb * A's column sums from pa (E is summed), then dA = dAb * beta_col in ma, by stmatrix
                         for r, c in T.Parallel(BT, BT):
                             pa[r, c] = ma[r, c] * a_s[st, r, c]
                         T.copy(pa, sq_s[:, 0:BT])
-                        col_sums(sq_s, db1_s, cs, tx)
+                        col_sums(sq_s, db1_s, cs, tx, BT)
                         for r, c in T.Parallel(BT, BT):
                             ma[r, c] = ma[r, c] * b_s[st, c]
                         T.copy(ma, pg_s)
@@ -483,7 +448,7 @@ def gdn_bwd_chunk_ws_sm90(
                         for r, c in T.Parallel(BT, BT):
                             ma[r, c] = ma[r, c] * a_s[st, r, c]
                         T.copy(ma, sq_s[:, 0:BT])
-                        col_sums(sq_s, db1_s, cs, tx)
+                        col_sums(sq_s, db1_s, cs, tx, BT)
 
                     # ---- dL = strictLower(-A^T dA A^T) (A^T dA in Ag's buffer once WK's dv has read Ag);
                     # dbeta += rowsum(dL * K K^T); dKs = dKK + dKK^T into dP's buffer once WK has read dP (with
@@ -617,14 +582,7 @@ def gdn_bwd_chunk_ws_sm90(
                     # leaves K / 4 partial sums (a quarter of the cross-thread reductions)
                     T.barrier_wait(bar_h[0], ph)
                     if hs_fold:
-                        T.clear(hprod)
-                        for qtr in T.serial(4):
-                            for a, b in T.Parallel(K // 4, V):
-                                hprod[a, b] += T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
-                                    dh_s[qtr * (K // 4) + a, b], accum)
-                        T.reduce_sum(hprod, hsum, dim=1)
-                        for a in T.Parallel(K // 4):
-                            hs_s[st, a] = hsum[a]
+                        fold_state_row_sums(h_s, dh_s, hprod, hsum, hs_s, st, K, V)
                     else:
                         for qtr in T.serial(4):
                             for a, b in T.Parallel(K // 4, V):

@@ -35,9 +35,10 @@ Registers: 512 threads launch with 128 each; setmaxnreg moves them (the split mu
 
 import tilelang.language as T
 
+from common.chunk_gates import col_sums, form_gamma, scale_gamma
 from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
-from common.chunk_sums import add_whole_chunk_terms
+from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums
 from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
 
@@ -77,41 +78,6 @@ def gdn_bwd_fused_sm90(
     NSEG = T.dynamic("num_segs")
     NROWS = T.dynamic("num_range_rows")
     accum = "float32"
-
-    @T.macro
-    def col_sums(src, out, cs, tx):
-        """out[j] = sum_i src[i, j] of the fp32 C x C shared matrix (gdn_bwd_chunk_ws.py's)."""
-        if tx < BT:
-            for m in T.unroll(8):
-                cs[m] = src[m, tx]
-            for i in T.unroll(BT // 8 - 1):
-                for m in T.unroll(8):
-                    cs[m] = cs[m] + src[8 * (i + 1) + m, tx]
-            for m in T.unroll(4):
-                cs[m] = cs[m] + cs[m + 4]
-            cs[0] = cs[0] + cs[2]
-            cs[1] = cs[1] + cs[3]
-            out[tx] = cs[0] + cs[1]
-
-    @T.macro
-    def form_gamma(gm, g_s, st):
-        """gm <- Gamma of stage st: exp(g_r - g_c) on and below the diagonal, 0 above."""
-        for r, c in T.Parallel(BT, BT):
-            gr = g_s[st, r]
-            gc = g_s[st, c]
-            gm[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0)
-
-    @T.macro
-    def scale_gamma(x, gm, g_s, st, scale):
-        """x <- scale * Gamma * x: from the held Gamma (hold_gamma), else with Gamma formed inline."""
-        if hold_gamma:
-            for r, c in T.Parallel(BT, BT):
-                x[r, c] = (scale * gm[r, c]) * x[r, c]
-        else:
-            for r, c in T.Parallel(BT, BT):
-                gr = g_s[st, r]
-                gc = g_s[st, c]
-                x[r, c] = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0) * x[r, c]
 
     @T.prim_func
     def gdn_bwd_fused(
@@ -266,7 +232,7 @@ def gdn_bwd_fused_sm90(
                     # ---- Ag first (it needs no Q or K, whose loads may still be in flight), then P and Pg (held in pa
                     # until E's first part)
                     if hold_gamma:
-                        form_gamma(gm, g_s, st)
+                        form_gamma(gm, g_s, st, BT)
                         for r, c in T.Parallel(BT, BT):
                             bc = b_s[st, c]
                             ma[r, c] = gm[r, c] * a_s[st, r, c] * bc
@@ -283,7 +249,7 @@ def gdn_bwd_fused_sm90(
                     T.barrier_wait(bar_q[0], ph)
                     T.barrier_wait(bar_k[0], ph)
                     T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
-                    scale_gamma(pa, gm, g_s, st, scale)
+                    scale_gamma(pa, gm, g_s, st, scale, hold_gamma, BT)
                     if dl_in_wk:
                         T.barrier_wait(da_read[0], (i + 1) % 2)
                     T.copy(pa, pg_s)
@@ -309,7 +275,7 @@ def gdn_bwd_fused_sm90(
                     if dl_in_wk:
                         T.barrier_wait(sq_free[0], (i + 1) % 2)
                     T.copy(pa, sq_s[:, 0:BT])
-                    scale_gamma(ma, gm, g_s, st, scale)
+                    scale_gamma(ma, gm, g_s, st, scale, hold_gamma, BT)
                     T.barrier_wait(dks_read[0], (i + 1) % 2)
                     T.copy(ma, dp_s)
                     T.fence_proxy_async()
@@ -357,12 +323,12 @@ def gdn_bwd_fused_sm90(
                     for r in T.Parallel(BT):
                         er_s[r] = rows_ac[r]
                     T.copy(pa, sq_s[:, 0:BT])
-                    col_sums(sq_s, ec_s, cs, tx)
+                    col_sums(sq_s, ec_s, cs, tx, BT)
                     # dAb * A's column sums, then dA = dAb * beta_col by stmatrix
                     for r, c in T.Parallel(BT, BT):
                         pa[r, c] = ma[r, c] * a_s[st, r, c]
                     T.copy(pa, sq_s[:, 0:BT])
-                    col_sums(sq_s, db1_s, cs, tx)
+                    col_sums(sq_s, db1_s, cs, tx, BT)
                     for r, c in T.Parallel(BT, BT):
                         ma[r, c] = ma[r, c] * b_s[st, c]
                     T.copy(ma, pg_s)
@@ -438,16 +404,8 @@ def gdn_bwd_fused_sm90(
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dvd[0])
 
-                    # ---- <S0, dS~>'s row sums (the whole-chunk gate): the four row quarters added elementwise
-                    # first, then one row reduction (K / 4 partial sums)
-                    T.clear(hprod)
-                    for qtr in T.serial(4):
-                        for a, b in T.Parallel(K // 4, V):
-                            hprod[a, b] += T.cast(h_s[qtr * (K // 4) + a, b], accum) * T.cast(
-                                dh_s[qtr * (K // 4) + a, b], accum)
-                    T.reduce_sum(hprod, hsum, dim=1)
-                    for a in T.Parallel(K // 4):
-                        hs_s[st, a] = hsum[a]
+                    # ---- <S0, dS~>'s row sums (the whole-chunk gate), K / 4 partial sums
+                    fold_state_row_sums(h_s, dh_s, hprod, hsum, hs_s, st, K, V)
 
                     # ---- dK = r * (Vd dS~^T) (the chunk's first term of dK); its row products with K (the gate of r)
                     T.barrier_wait(bar_vd[0], ph)
