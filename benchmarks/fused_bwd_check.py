@@ -30,6 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ablate  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from barrier_protocol_sim import role_spans  # noqa: E402
+
 BT, K = 64, 128
 OUTPUTS = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
 ablate.SPECS["bwdfused"] = dict(file=ablate.SRC / "sm90" / "gdn_bwd_fused.py", factory="gdn_bwd_fused_sm90", params={},
@@ -39,25 +42,21 @@ ablate.SPECS["bwdfused"] = dict(file=ablate.SRC / "sm90" / "gdn_bwd_fused.py", f
 PAIR = ("bwddht", "bwdcwspl")
 
 
-# the roles' branch headers in the kernel (as scripts/barrier_protocol_sim.py reads them) and who stamps in each
-TRACE_ROLES = [("WA", "if tx < 128:", "tx == 0"), ("WK", "elif tx < 256:", "tx == 128"),
-               ("WS", "elif tx < 384:", "tx == 256"), ("WP0", "if tx < 384 + 32:", "tx == 384"),
-               ("WP1", "elif tx < 384 + 64:", "tx == 416"), ("WP2", "elif tx < 384 + 96:", "tx == 448"),
-               ("WP3", "else:", "tx == 480")]
-
-
 def traced_source(src: str) -> tuple[str, list[str]]:
     """The kernel source with a stamp after every barrier operation inside the roles' chunk loops (and at each loop's
-    top), and the events' names (role: the line stamped), by event index."""
-    lines, events, role, lead, out, in_loop = src.split("\n"), [], None, None, [], None
-    for line in lines:
+    top), and the events' names (role: the line stamped), by event index. The roles and their threads are
+    scripts/barrier_protocol_sim.py's; each role's first thread stamps."""
+    lines, events, out, in_loop = src.split("\n"), [], [], None
+    starts, _ = role_spans(lines)
+    first_tx = {name: sum(w for _, _, w in starts[:n]) for n, (name, _, _) in enumerate(starts)}
+    role_at = {pos: name for name, pos, _ in starts}
+    role = None
+    for n, line in enumerate(lines):
         out.append(line)
         text, indent = line.strip(), len(line) - len(line.lstrip())
-        # the next role's header (WP3's `else:` only once the producer warps' branches have begun)
-        nxt = next((r for r in TRACE_ROLES[[n for n, _, _ in TRACE_ROLES].index(role) + 1:]), None) if role else \
-            TRACE_ROLES[0]
-        if nxt and text == nxt[1] and (nxt[0] != "WP3" or role == "WP2"):
-            role, lead, in_loop = nxt[0], nxt[2], None
+        if n in role_at:
+            role, in_loop = role_at[n], None
+            lead = f"tx == {first_tx[role]}"
         if text.startswith("tx = T.get_thread_binding()"):
             out.append(" " * indent + 't_base = T.alloc_var("int64")')
         if text.startswith("T.set_max_nreg("):
@@ -81,7 +80,7 @@ def traced_source(src: str) -> tuple[str, list[str]]:
     return "\n".join(out), events
 
 
-def lengths_of(mix: str, total: int | None = None) -> list[int]:
+def lengths_of(mix: str) -> list[int]:
     """'8192x4' -> [8192] * 4; '1000+3000+77' -> [1000, 3000, 77]."""
     if "x" in mix:
         n, c = mix.split("x")
@@ -175,16 +174,13 @@ def main() -> int:
                 call("bwdcwspl", x)
 
             runs = {name: (lambda name=name: call(name, xf[name])) for name in variants}
-            for d in (x, *xf.values()):
-                for o in OUTPUTS:
-                    d[o].fill_(float("nan"))
-            pair()
-            for run in runs.values():
-                run()
-            torch.cuda.synchronize()
-            gaps = {name: {o: ((xf[name][o].float() - x[o].float()).abs().max()
-                               / x[o].float().abs().max().clamp_min(1e-30)).item() for o in OUTPUTS}
-                    for name in variants}
+            # each path's outputs poisoned, one run, copied (ablate.py's)
+            ref = ablate.outputs_of_a_run({}, pair, x, OUTPUTS, HV, HV)
+            gaps = {}
+            for name, run in runs.items():
+                got = ablate.outputs_of_a_run({}, run, xf[name], OUTPUTS, HV, HV)
+                gaps[name] = {o: ((got[o] - ref[o]).abs().max() / ref[o].abs().max().clamp_min(1e-30)).item()
+                              for o in OUTPUTS}
             times = {"pair": [], **{name: [] for name in variants}}
             for _ in range(args.rounds):  # interleaved
                 times["pair"].append(ablate.time_us(pair))

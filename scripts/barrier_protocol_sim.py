@@ -114,6 +114,20 @@ def accesses(text: str, shared: dict) -> tuple[list, list]:
     return places(text, shared, stage_arg), []
 
 
+def role_spans(lines: list[str]) -> tuple[list, int]:
+    """([(role, line of its branch header, weight)], line of the program's end) of a kernel's source lines."""
+    end_marker = next(m for m in KERNELS if any(m in line for line in lines))
+    starts, pos, indent_of = [], 0, None
+    for name, marker, weight in KERNELS[end_marker]:
+        # the producer warps' branches are siblings: the same indentation as the first of them
+        pos = next(i for i in range(pos, len(lines)) if lines[i].strip() == marker
+                   and (indent_of is None or len(lines[i]) - len(lines[i].lstrip()) == indent_of))
+        if name == "WP0":
+            indent_of = len(lines[pos]) - len(lines[pos].lstrip())
+        starts.append((name, pos, weight))
+    return starts, next(i for i in range(pos, len(lines)) if end_marker in lines[i])
+
+
 def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop", var) | ("end",) marks
     and ("access", reads, writes) for the lines that name shared buffers.
@@ -128,16 +142,7 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
         if m:
             v = eval(m.group(2))
             counts[m.group(1)] = v if isinstance(v, list) else [v]
-    end_marker = next(m for m in KERNELS if m in source)
-    starts, pos, indent_of = [], 0, None
-    for name, marker, weight in KERNELS[end_marker]:
-        # the producer warps' branches are siblings: the same indentation as the first of them
-        pos = next(i for i in range(pos, len(lines)) if lines[i].strip() == marker
-                   and (indent_of is None or len(lines[i]) - len(lines[i].lstrip()) == indent_of))
-        if name == "WP0":
-            indent_of = len(lines[pos]) - len(lines[pos].lstrip())
-        starts.append((name, pos, weight))
-    end = next(i for i in range(pos, len(lines)) if end_marker in lines[i])
+    starts, end = role_spans(lines)
     roles = {}
     for n, (name, lo, weight) in enumerate(starts):
         hi = starts[n + 1][1] if n + 1 < len(starts) else end
