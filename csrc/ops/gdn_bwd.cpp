@@ -2,12 +2,12 @@
 // states stored by chunk slot, on a side stream; skipped when the caller passes the forward's chunk_states),
 // run the reverse state-gradient recurrence beside it, then the chunk-parallel gradient kernel, which sums dq
 // and dk over each group of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per
-// v-head in fp32 and the op sums them). At one v-head per qk-head, where the build has it (sm90), the fused backward
+// v-head in fp32 and the op sums them). Where the build has it (sm90), the fused backward
 // (tilelang_src/sm90/gdn_bwd_fused.py) replaces the recurrence's main pass and the chunk kernel: one CTA per segment
 // and v-head forms every gradient on its walk, with its own segment plan (the warm-up pass and the correction of
-// context parallelism stay as they are). H200, flashqla alone (benchmarks/results/H200_fused_bwd.md): the training
-// step 0.75-0.95x the two passes' time at (16, 16) and (32, 32), the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0
-// keeps the two passes.
+// context parallelism stay as they are); it writes dq and dk per v-head in q's dtype, which the op sums over each
+// group of v-heads. H200, flashqla alone (benchmarks/results/H200_fused_bwd.md): the training step 0.75-0.95x the two
+// passes' time at (16, 16) and (32, 32), the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0 keeps the two passes.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -40,7 +40,8 @@ bool fused_bwd_requested() {
   return v == "1";
 }
 
-// [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
+// [1, T, HV, K] per v-head (fp32 or q's dtype) -> [1, T, H, K] in q's dtype (sum over the HV / H v-heads of a
+// group, accumulated in fp32 by torch's reduction)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
   Tensor summed = per_vhead;
   if (d.HV != d.H) {
@@ -89,22 +90,23 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const auto& chunk = small_group != nullptr
                           ? *small_group
                           : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
-  // the fused backward (its dq and dk are final per v-head: one v-head per qk-head only), where the build has it
+  // the fused backward, where the build has it
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   const gdn_bwd_fused_variant* fused =
-      d.HV == d.H && fused_bwd_requested()
-          ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)
-          : nullptr;
+      fused_bwd_requested() ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)
+                            : nullptr;
 #else
   const void* fused = nullptr;
   (void)fused_bwd_requested();  // the setting is still checked
 #endif
-  const bool summed = fused != nullptr || chunk_kernel_sums_groups(chunk.family);
-  // dq and dk as the chunk kernel writes them: summed over each group in q's dtype, or per v-head in fp32
+  // dq and dk as the kernels write them: summed over each group in q's dtype (the chunk kernel but SM120's; the fused
+  // kernel at one v-head per qk-head), else per v-head (fused: q's dtype; SM120's chunk kernel: fp32)
+  const bool summed = fused != nullptr ? d.HV == d.H : chunk_kernel_sums_groups(chunk.family);
+  const Tensor& per_vhead_like = fused != nullptr ? q : g_cumsum;
   Tensor dq_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
-                       : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
+                       : torch::stable::new_empty(per_vhead_like, {1, d.T, d.HV, kHeadDim});
   Tensor dk_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
-                       : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
+                       : torch::stable::new_empty(per_vhead_like, {1, d.T, d.HV, kHeadDim});
   Tensor dv = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
   Tensor dg = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
   Tensor dbeta = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
@@ -192,10 +194,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                    st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_ds ? cp_ds->data_ptr() : unused, dq_out.data_ptr(),
                    dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(),
                    initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
-                   initial_state.has_value(), state_v_first, d.T, d.HV, d.N + 1, d.num_slots(), num_states, segs,
-                   st.range_rows, stream, err, sizeof(err));
+                   initial_state.has_value(), state_v_first, d.T, d.H, d.HV, d.N + 1, d.num_slots(), num_states,
+                   segs, st.range_rows, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-    return {dq_out, dk_out, dv, dg, dbeta, dh0};
+    if (summed) return {dq_out, dk_out, dv, dg, dbeta, dh0};
+    return {group_sum(dq_out, d), group_sum(dk_out, d), dv, dg, dbeta, dh0};
   }
 #endif
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});

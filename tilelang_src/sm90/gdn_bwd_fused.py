@@ -1,8 +1,9 @@
 """The GDN backward with the state gradient inside the chunk gradient (SM90, warp specialized): one CTA per
 (backward segment, v-head) walks the segment's chunks from last to first with dS = dL/dS_end in fp32 registers,
 and forms every gradient of each chunk (dq, dk, dv, dg, dbeta) on the way; at the end it leaves dh0. It does the
-work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel, for one v-head per qk-head (dq and dk
-are final per v-head: H == HV). The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
+work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel. dq and dk are written per v-head
+([T, HV, K]): final at one v-head per qk-head, summed over each group of v-heads by the op otherwise (a CTA holds
+one v-head's dS: two would not fit the register file). The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
 docs/gdn_chunk_derivation.md, "Backward".
 
   WA (warpgroup 0, holds dQ): Ag, then (Q, K) P = Q K^T, Pg -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first part, dP
@@ -71,7 +72,8 @@ def gdn_bwd_fused_sm90(
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
     n_hs = K // 4  # partial sums of <S0, dS~> that WK writes (four row quarters folded first)
     num_tokens = T.dynamic("num_tokens")
-    HV = T.dynamic("num_v_heads")  # == the number of qk-heads (one v-head per group)
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")  # a multiple of H: HV / H v-heads per qk-head
     N1 = T.dynamic("num_seqs_plus_one")
     NS = T.dynamic("num_states")
     NH = T.dynamic("num_h_slots")
@@ -81,8 +83,8 @@ def gdn_bwd_fused_sm90(
 
     @T.prim_func
     def gdn_bwd_fused(
-        q: T.Tensor((num_tokens, HV, K), dtype),
-        k: T.Tensor((num_tokens, HV, K), dtype),
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
         v: T.Tensor((num_tokens, HV, V), dtype),
         d_o: T.Tensor((num_tokens, HV, V), dtype),
         A: T.Tensor((num_tokens, HV, BT), dtype),
@@ -94,7 +96,7 @@ def gdn_bwd_fused_sm90(
         seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
         ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row (reverse tables)
         cp_ds: T.Tensor((NSEG, HV, K, V), accum),  # gradient at the end of every segment but a sequence's last
-        dq: T.Tensor((num_tokens, HV, K), dtype),
+        dq: T.Tensor((num_tokens, HV, K), dtype),  # per v-head: the op sums each group's
         dk: T.Tensor((num_tokens, HV, K), dtype),
         dv: T.Tensor((num_tokens, HV, V), dtype),
         dg: T.Tensor((num_tokens, HV), accum),
@@ -562,7 +564,9 @@ def gdn_bwd_fused_sm90(
                 # ================= WP: loads, one warp per input, last chunk first
                 T.set_max_nreg(regs[3], 0)
                 if tx < 384 + 32:
-                    # S0 (once WA and WK have read the previous one), Q (once dq has left its buffer), K (once read)
+                    # S0 (once WA and WK have read the previous one), Q (once dq has left its buffer), K (once read);
+                    # Q and K of this v-head's qk-head
+                    hq = hv // (HV // H)
                     for i in T.serial(n_iter):
                         c = c_first + n_iter - 1 - i
                         t0 = seq_start + c * BT
@@ -572,10 +576,10 @@ def gdn_bwd_fused_sm90(
                         T.tma_copy(h[first_slot + c, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
                         T.barrier_arrive(bar_h[0])
                         T.barrier_wait(q_free[0], (i + 1) % 2)
-                        load_tile(q, q_s, bar_q, t0, hv, n_valid, full, BT, K, dtype, True)
+                        load_tile(q, q_s, bar_q, t0, hq, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_q[0])
                         T.barrier_wait(k_free[0], (i + 1) % 2)
-                        load_tile(k, k_s, bar_k, t0, hv, n_valid, full, BT, K, dtype, True)
+                        load_tile(k, k_s, bar_k, t0, hq, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_k[0])
                 elif tx < 384 + 64:
                     # V
