@@ -5,9 +5,10 @@
 // v-head in fp32 and the op sums them). Where the build has it (sm90), the fused backward
 // (tilelang_src/sm90/gdn_bwd_fused.py) replaces the recurrence's main pass and the chunk kernel: one CTA per segment
 // and v-head forms every gradient on its walk, with its own segment plan (the warm-up pass and the correction of
-// context parallelism stay as they are); it writes dq and dk per v-head in q's dtype, which the op sums over each
-// group of v-heads. H200, flashqla alone (benchmarks/results/H200_fused_bwd.md): the training step 0.75-0.95x the two
-// passes' time at (16, 16) and (32, 32), the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0 keeps the two passes.
+// context parallelism stay as they are); in groups of v-heads the group's CTAs add their dq and dk tiles in a fixed
+// order, counted in a zeroed int32 table per (chunk slot, qk-head). H200, flashqla alone
+// (benchmarks/results/H200_fused_bwd.md): the training step 0.75-0.95x the two passes' time at (16, 16) and (32, 32),
+// the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0 keeps the two passes.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -40,8 +41,7 @@ bool fused_bwd_requested() {
   return v == "1";
 }
 
-// [1, T, HV, K] per v-head (fp32 or q's dtype) -> [1, T, H, K] in q's dtype (sum over the HV / H v-heads of a
-// group, accumulated in fp32 by torch's reduction)
+// [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
   Tensor summed = per_vhead;
   if (d.HV != d.H) {
@@ -99,14 +99,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const void* fused = nullptr;
   (void)fused_bwd_requested();  // the setting is still checked
 #endif
-  // dq and dk as the kernels write them: summed over each group in q's dtype (the chunk kernel but SM120's; the fused
-  // kernel at one v-head per qk-head), else per v-head (fused: q's dtype; SM120's chunk kernel: fp32)
-  const bool summed = fused != nullptr ? d.HV == d.H : chunk_kernel_sums_groups(chunk.family);
-  const Tensor& per_vhead_like = fused != nullptr ? q : g_cumsum;
+  // dq and dk as the kernels write them: summed over each group in q's dtype (the fused kernel; the chunk kernel
+  // but SM120's), or per v-head in fp32
+  const bool summed = fused != nullptr || chunk_kernel_sums_groups(chunk.family);
   Tensor dq_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
-                       : torch::stable::new_empty(per_vhead_like, {1, d.T, d.HV, kHeadDim});
+                       : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
   Tensor dk_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
-                       : torch::stable::new_empty(per_vhead_like, {1, d.T, d.HV, kHeadDim});
+                       : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
   Tensor dv = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
   Tensor dg = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
   Tensor dbeta = torch::stable::new_empty(g_cumsum, {1, d.T, d.HV});
@@ -186,19 +185,25 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   }
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   if (fused != nullptr) {
-    // 2 + 3 in one kernel, after the recompute: every token's gradients and dh0, one CTA per segment and v-head
+    // 2 + 3 in one kernel, after the recompute: every token's gradients and dh0, one CTA per segment and v-head; in
+    // groups of v-heads, the count of each (chunk slot, qk-head)'s dq and dk additions starts at zero
     join.join();
     side_workspace.clear();
+    std::optional<Tensor> group_count;
+    if (d.HV != d.H) {
+      group_count = torch::stable::new_empty(cu_seqlens, {d.num_slots(), d.H, 2});
+      torch::stable::zero_(*group_count);
+    }
     int rc = fused->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
                    beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dht ? dht->data_ptr() : unused,
                    st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_ds ? cp_ds->data_ptr() : unused, dq_out.data_ptr(),
                    dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(),
-                   initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
+                   initial_state ? dh0.data_ptr() : unused, group_count ? group_count->data_ptr() : unused,
+                   static_cast<float>(scale), dht.has_value(),
                    initial_state.has_value(), state_v_first, d.T, d.H, d.HV, d.N + 1, d.num_slots(), num_states,
                    segs, st.range_rows, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-    if (summed) return {dq_out, dk_out, dv, dg, dbeta, dh0};
-    return {group_sum(dq_out, d), group_sum(dk_out, d), dv, dg, dbeta, dh0};
+    return {dq_out, dk_out, dv, dg, dbeta, dh0};
   }
 #endif
   Tensor dh = torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});

@@ -27,3 +27,24 @@ def store_state_tile(src, buf, dst, slot, head, col0, rows, width, tma):
     else:
         for a, c in T.Parallel(rows, width):
             dst[slot, head, a, col0 + c] = src[buf, a, c]
+
+
+@T.macro
+def add_chunk_rows_in_order(src, dst, count, slot, which, t0, head, rank, group, n_valid, BT, width, dtype, accum,
+                            threads=128):
+    """A chunk's tile summed over a group of CTAs in a fixed order (the fused backward's dq and dk in groups of
+    v-heads): with group > 1, the CTA of rank r waits until count[slot, head, which] reaches r * threads (every
+    thread of each lower rank has added its part), adds src[r, c] to dst[t0 + r, head, c] in fp32 (rank 0 stores),
+    rounds to dst's dtype and counts its thread (release: its stores before; acquire on the waiting side). Every one
+    of the `threads` threads running this must count once. With group == 1 a plain store_chunk_rows."""
+    if group > 1:
+        while T.atomic_load(count[slot, head, which], memory_order="acquire") != rank * threads:
+            T.evaluate(0)
+        for r, c in T.Parallel(BT, width):
+            if r < n_valid:
+                dst[t0 + r, head, c] = T.cast(
+                    T.cast(src[r, c], accum)
+                    + T.if_then_else(rank > 0, T.cast(dst[t0 + r, head, c], accum), T.cast(0, accum)), dtype)
+        T.atomic_add(count[slot, head, which], 1, memory_order="release")
+    else:
+        store_chunk_rows(src, dst, t0, head, n_valid, n_valid, BT, width, dtype)
