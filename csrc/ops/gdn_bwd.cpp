@@ -5,8 +5,9 @@
 // v-head in fp32 and the op sums them). Where the build has it (sm90), the fused backward
 // (tilelang_src/sm90/gdn_bwd_fused.py) replaces the recurrence's main pass and the chunk kernel: one CTA per segment
 // and v-head forms every gradient on its walk, with its own segment plan (the warm-up pass and the correction of
-// context parallelism stay as they are); in groups of v-heads the group's CTAs add their dq and dk tiles in a fixed
-// order, counted in a zeroed int32 table per (chunk slot, qk-head). H200, flashqla alone
+// context parallelism stay as they are); in groups of v-heads the group's CTAs add their dq and dk tiles into zeroed
+// outputs by reductions in L2, in a fixed order (counted in a zeroed int32 table per (chunk slot, qk-head)) from the
+// third v-head of a group on. H200, flashqla alone
 // (benchmarks/results/H200_fused_bwd.md): the training step 0.75-0.95x the two passes' time at (16, 16) and (32, 32),
 // the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0 keeps the two passes.
 #include <cstdlib>
@@ -186,11 +187,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   if (fused != nullptr) {
     // 2 + 3 in one kernel, after the recompute: every token's gradients and dh0, one CTA per segment and v-head; in
-    // groups of v-heads, the count of each (chunk slot, qk-head)'s dq and dk additions starts at zero
+    // groups of v-heads dq and dk are sums that start at zero, and from three v-heads on so does the count of each
+    // (chunk slot, qk-head)'s additions that orders them
     join.join();
     side_workspace.clear();
     std::optional<Tensor> group_count;
     if (d.HV != d.H) {
+      torch::stable::zero_(dq_out);
+      torch::stable::zero_(dk_out);
+    }
+    if (d.HV / d.H > 2) {
       group_count = torch::stable::new_empty(cu_seqlens, {d.num_slots(), d.H, 2});
       torch::stable::zero_(*group_count);
     }

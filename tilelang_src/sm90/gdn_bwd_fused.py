@@ -3,10 +3,10 @@
 and forms every gradient of each chunk (dq, dk, dv, dg, dbeta) on the way; at the end it leaves dh0. It does the
 work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel. A CTA holds one v-head's dS (two would
 not fit the register file), so with several v-heads per qk-head dq and dk are sums over the group's CTAs: they add
-their chunk's tiles into dq and dk in a fixed order (v-head 0 of the group stores, each next one loads, adds and
-stores), ordered by a counter per (chunk slot, qk-head) in global memory (release / acquire), which the op zeroes:
-deterministic, no extra pass. A CTA waits only for its group's lower v-heads, whose blocks (lower blockIdx.x, same
-segment row) the GPU dispatches no later, so the chain cannot wait on a block that is not running. The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
+their chunk's tiles into dq and dk (zeroed by the op) by reductions in L2, in a fixed order from the third v-head of
+a group on (common/chunk_store.add_chunk_rows_in_order: a count per (chunk slot, qk-head) in global memory, also
+zeroed by the op): deterministic, no extra pass. A CTA waits only for its group's lower v-heads, whose blocks (lower
+blockIdx.x, same segment row) the GPU dispatches no later, so the chain cannot wait on a block that is not running. The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
 docs/gdn_chunk_derivation.md, "Backward".
 
   WA (warpgroup 0, holds dQ): Ag, then (Q, K) P = Q K^T, Pg -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first part, dP
@@ -106,8 +106,8 @@ def gdn_bwd_fused_sm90(
         dg: T.Tensor((num_tokens, HV), accum),
         dbeta: T.Tensor((num_tokens, HV), accum),
         dh0: T.Tensor((NS, HV, K, V), accum),  # layout of dht
-        # in groups of v-heads: per (chunk slot, qk-head), how many of the group's WS threads have added their dq (0)
-        # and dk (1) tiles; zero before the launch (unread at one v-head per qk-head)
+        # in groups of three or more v-heads: per (chunk slot, qk-head), how many of the group's WS threads have added
+        # their dq (0) and dk (1) tiles; zero before the launch (untouched in groups of one or two)
         group_count: T.Tensor((NH, H, 2), "int32"),
         scale: T.float32,
         use_dht: T.int32,
@@ -547,7 +547,7 @@ def gdn_bwd_fused_sm90(
                     # ---- dq stored from Q's buffer (in groups: added in the group's order)
                     T.barrier_wait(bar_dqs[0], ph)
                     add_chunk_rows_in_order(q_s, dq, group_count, slot, 0, t0, hq, rank, group, n_valid, BT, K,
-                                            dtype, accum)
+                                            dtype)
                     T.barrier_arrive(q_free[0])
                     # ---- dg and dbeta: dgc from WA's and WK's per-row sums, the whole-chunk terms on the last real
                     # token (gamma_last <dS~, S0> and sum K * dK_r), its reverse cumsum
@@ -569,7 +569,7 @@ def gdn_bwd_fused_sm90(
                     T.barrier_arrive(sums_read[0])
                     # ---- dk stored from dVd's buffer (in groups: added in the group's order)
                     add_chunk_rows_in_order(dvd_s, dk, group_count, slot, 1, t0, hq, rank, group, n_valid, BT, K,
-                                            dtype, accum)
+                                            dtype)
                     T.barrier_arrive(dk_stored[0])
                 end_state(ds_frag, 0, n_iter, dh0, 0, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs, dh0, n,
                           hv, 0, state_v_first, K, V)
