@@ -48,7 +48,7 @@ def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, flags):
     ("bar_dv[0], ph", "store_chunk_rows(vd_s", "vd_s"),  # WS stores dv after WK wrote it
     ("bar_dh[0], ph", "T.gemm(k_s, dh_s", "dh_s"),  # WK reads dS~ after WS wrote it
     ("bar_dkst[0], ph", "for r in T.Parallel(BT):", "(dvd_s|db2_s)"),  # WS stores dk (and dbeta) after WK's
-    ("bar_dqs[0], ph", "add_chunk_rows_in_order(q_s", "q_s"),  # WS stores dq after WA staged it
+    ("bar_dqs[0], ph", "store_chunk_rows(q_s", "q_s"),  # WS stores dq after WA staged it
     ("sums_read[0], (i + 1) % 2", "for r in T.Parallel(BT):", "gq_s"),  # WA's next sums after WS's dg tail
     ("bar_sums[0], ph", "T.barrier_wait(bar_kg[0], ph)", "(gq|er|ec|db1|db2)_s"),  # WS's dg tail after WA's sums
 ])

@@ -2,14 +2,12 @@
 // states stored by chunk slot, on a side stream; skipped when the caller passes the forward's chunk_states),
 // run the reverse state-gradient recurrence beside it, then the chunk-parallel gradient kernel, which sums dq
 // and dk over each group of v-heads (the SM120 program, within its 99 KB of shared memory, writes them per
-// v-head in fp32 and the op sums them). Where the build has it (sm90), the fused backward
+// v-head in fp32 and the op sums them). At one v-head per qk-head, where the build has it (sm90), the fused backward
 // (tilelang_src/sm90/gdn_bwd_fused.py) replaces the recurrence's main pass and the chunk kernel: one CTA per segment
 // and v-head forms every gradient on its walk, with its own segment plan (the warm-up pass and the correction of
-// context parallelism stay as they are); in groups of v-heads the group's CTAs add their dq and dk tiles into zeroed
-// outputs by reductions in L2, in a fixed order (counted in a zeroed int32 table per (chunk slot, qk-head)) from the
-// third v-head of a group on. H200, flashqla alone
-// (benchmarks/results/H200_fused_bwd.md): the training step 0.75-0.95x the two passes' time at (16, 16) and (32, 32),
-// the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0 keeps the two passes.
+// context parallelism stay as they are). H200, flashqla alone (benchmarks/results/H200_fused_bwd.md): the training
+// step 0.75-0.95x the two passes' time at (16, 16) and (32, 32), the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0
+// keeps the two passes.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -91,18 +89,18 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const auto& chunk = small_group != nullptr
                           ? *small_group
                           : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
-  // the fused backward, where the build has it
+  // the fused backward (its dq and dk are final per v-head: one v-head per qk-head only), where the build has it
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   const gdn_bwd_fused_variant* fused =
-      fused_bwd_requested() ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)
-                            : nullptr;
+      d.HV == d.H && fused_bwd_requested()
+          ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)
+          : nullptr;
 #else
   const void* fused = nullptr;
   (void)fused_bwd_requested();  // the setting is still checked
 #endif
-  // dq and dk as the kernels write them: summed over each group in q's dtype (the fused kernel; the chunk kernel
-  // but SM120's), or per v-head in fp32
   const bool summed = fused != nullptr || chunk_kernel_sums_groups(chunk.family);
+  // dq and dk as the chunk kernel writes them: summed over each group in q's dtype, or per v-head in fp32
   Tensor dq_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
                        : torch::stable::new_empty(g_cumsum, {1, d.T, d.HV, kHeadDim});
   Tensor dk_out = summed ? torch::stable::new_empty(q, {1, d.T, d.H, kHeadDim})
@@ -186,28 +184,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   }
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   if (fused != nullptr) {
-    // 2 + 3 in one kernel, after the recompute: every token's gradients and dh0, one CTA per segment and v-head; in
-    // groups of v-heads dq and dk are sums that start at zero, and from three v-heads on so does the count of each
-    // (chunk slot, qk-head)'s additions that orders them
+    // 2 + 3 in one kernel, after the recompute: every token's gradients and dh0, one CTA per segment and v-head
     join.join();
     side_workspace.clear();
-    std::optional<Tensor> group_count;
-    if (d.HV != d.H) {
-      torch::stable::zero_(dq_out);
-      torch::stable::zero_(dk_out);
-    }
-    if (d.HV / d.H > 2) {
-      group_count = torch::stable::new_empty(cu_seqlens, {d.num_slots(), d.H, 2});
-      torch::stable::zero_(*group_count);
-    }
     int rc = fused->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
                    beta.data_ptr(), cu_seqlens.data_ptr(), h.data_ptr(), dht ? dht->data_ptr() : unused,
                    st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_ds ? cp_ds->data_ptr() : unused, dq_out.data_ptr(),
                    dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(),
-                   initial_state ? dh0.data_ptr() : unused, group_count ? group_count->data_ptr() : unused,
-                   static_cast<float>(scale), dht.has_value(),
-                   initial_state.has_value(), state_v_first, d.T, d.H, d.HV, d.N + 1, d.num_slots(), num_states,
-                   segs, st.range_rows, stream, err, sizeof(err));
+                   initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
+                   initial_state.has_value(), state_v_first, d.T, d.HV, d.N + 1, d.num_slots(), num_states, segs,
+                   st.range_rows, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
     return {dq_out, dk_out, dv, dg, dbeta, dh0};
   }

@@ -1,12 +1,8 @@
 """The GDN backward with the state gradient inside the chunk gradient (SM90, warp specialized): one CTA per
 (backward segment, v-head) walks the segment's chunks from last to first with dS = dL/dS_end in fp32 registers,
 and forms every gradient of each chunk (dq, dk, dv, dg, dbeta) on the way; at the end it leaves dh0. It does the
-work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel. A CTA holds one v-head's dS (two would
-not fit the register file), so with several v-heads per qk-head dq and dk are sums over the group's CTAs: they add
-their chunk's tiles into dq and dk (zeroed by the op) by reductions in L2, in a fixed order from the third v-head of
-a group on (common/chunk_store.add_chunk_rows_in_order: a count per (chunk slot, qk-head) in global memory, also
-zeroed by the op): deterministic, no extra pass. A CTA waits only for its group's lower v-heads, whose blocks (lower
-blockIdx.x, same segment row) the GPU dispatches no later, so the chain cannot wait on a block that is not running. The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
+work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel, for one v-head per qk-head (dq and dk
+are final per v-head: H == HV). The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
 docs/gdn_chunk_derivation.md, "Backward".
 
   WA (warpgroup 0, holds dQ): Ag, then (Q, K) P = Q K^T, Pg -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first part, dP
@@ -18,9 +14,8 @@ docs/gdn_chunk_derivation.md, "Backward".
       dK += dP^T Q -> (dA, dl_in_wk) dL, K K^T, dbeta's second part, dKs -> dK += dKs K -> dk staged in dVd's buffer.
   WS (warpgroup 2, holds dS, 128 x 128 fp32): publishes dS~ (bf16) in dS~'s buffer for WK, then
       dS <- gamma_last dS + Q^T (scale * gamma * dO) + K^T dVg (dO scaled in place once WA and WK have read it; dv
-      stored, then scaled in place into dVg once WK's dv S0^T has read it); then the chunk's stores: dq, dk (in groups
-      of v-heads added in the group's order: common/chunk_store.add_chunk_rows_in_order), and dg and dbeta from WA's
-      and WK's per-row sums.
+      stored, then scaled in place into dVg once WK's dv S0^T has read it); then the chunk's stores: dq, dk, and dg
+      and dbeta from WA's and WK's per-row sums.
   WP (warpgroup 3): one warp per input: S0 by TMA, Q (once dq has left its buffer), K (once dKs K has read it); V;
       dO; A, g and beta (two stages). Full chunks by TMA, partial ones by element copies; the V warp of the first
       segment row's CTAs zero-fills the padding tail's gradients.
@@ -42,7 +37,7 @@ import tilelang.language as T
 
 from common.chunk_gates import col_sums, form_gamma, scale_gamma
 from common.chunk_load import load_tile
-from common.chunk_store import add_chunk_rows_in_order, store_chunk_rows
+from common.chunk_store import store_chunk_rows
 from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums
 from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
@@ -76,8 +71,7 @@ def gdn_bwd_fused_sm90(
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
     n_hs = K // 4  # partial sums of <S0, dS~> that WK writes (four row quarters folded first)
     num_tokens = T.dynamic("num_tokens")
-    H = T.dynamic("num_qk_heads")
-    HV = T.dynamic("num_v_heads")  # a multiple of H: HV / H v-heads per qk-head
+    HV = T.dynamic("num_v_heads")  # == the number of qk-heads (one v-head per group)
     N1 = T.dynamic("num_seqs_plus_one")
     NS = T.dynamic("num_states")
     NH = T.dynamic("num_h_slots")
@@ -87,8 +81,8 @@ def gdn_bwd_fused_sm90(
 
     @T.prim_func
     def gdn_bwd_fused(
-        q: T.Tensor((num_tokens, H, K), dtype),
-        k: T.Tensor((num_tokens, H, K), dtype),
+        q: T.Tensor((num_tokens, HV, K), dtype),
+        k: T.Tensor((num_tokens, HV, K), dtype),
         v: T.Tensor((num_tokens, HV, V), dtype),
         d_o: T.Tensor((num_tokens, HV, V), dtype),
         A: T.Tensor((num_tokens, HV, BT), dtype),
@@ -100,15 +94,12 @@ def gdn_bwd_fused_sm90(
         seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
         ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row (reverse tables)
         cp_ds: T.Tensor((NSEG, HV, K, V), accum),  # gradient at the end of every segment but a sequence's last
-        dq: T.Tensor((num_tokens, H, K), dtype),
-        dk: T.Tensor((num_tokens, H, K), dtype),
+        dq: T.Tensor((num_tokens, HV, K), dtype),
+        dk: T.Tensor((num_tokens, HV, K), dtype),
         dv: T.Tensor((num_tokens, HV, V), dtype),
         dg: T.Tensor((num_tokens, HV), accum),
         dbeta: T.Tensor((num_tokens, HV), accum),
         dh0: T.Tensor((NS, HV, K, V), accum),  # layout of dht
-        # in groups of three or more v-heads: per (chunk slot, qk-head), how many of the group's WS threads have added
-        # their dq (0) and dk (1) tiles; zero before the launch (untouched in groups of one or two)
-        group_count: T.Tensor((NH, H, 2), "int32"),
         scale: T.float32,
         use_dht: T.int32,
         store_dh0: T.int32,
@@ -122,10 +113,6 @@ def gdn_bwd_fused_sm90(
             is_first = flags % 2 == 0  # the sequence's first segment stores dh0
             is_last = (flags // 2) % 2 == 1  # the sequence's last segment starts from dht
             first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"
-            # (truncating division: TileLang's // and % of signed dynamic values expand to floor division's sign cases)
-            group = T.truncdiv(HV, H)  # v-heads per qk-head
-            hq = T.truncdiv(hv, group)  # this v-head's qk-head
-            rank = T.truncmod(hv, group)  # its place in the group's order of adding dq and dk
 
             # inputs (WP), dS~ (WS)
             q_s = T.alloc_shared((BT, K), dtype)  # Q, then dq (WA)
@@ -507,7 +494,6 @@ def gdn_bwd_fused_sm90(
                 T.barrier_arrive(bar_dh[0])
                 for i in T.serial(n_iter):
                     t0 = seq_start + (c_first + n_iter - 1 - i) * BT
-                    slot = first_slot + c_first + n_iter - 1 - i  # the chunk's slot (the group's count of dq, dk)
                     n_valid = T.max(T.min(seq_end - t0, BT), 0)
                     last = T.max(n_valid - 1, 0)
                     st = i % 2
@@ -544,10 +530,9 @@ def gdn_bwd_fused_sm90(
                     T.copy(ds_frag, dh_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dh[0])
-                    # ---- dq stored from Q's buffer (in groups: added in the group's order)
+                    # ---- dq stored from Q's buffer
                     T.barrier_wait(bar_dqs[0], ph)
-                    add_chunk_rows_in_order(q_s, dq, group_count, slot, 0, t0, hq, rank, group, n_valid, BT, K,
-                                            dtype)
+                    store_chunk_rows(q_s, dq, t0, hv, n_valid, n_valid, BT, K, dtype)
                     T.barrier_arrive(q_free[0])
                     # ---- dg and dbeta: dgc from WA's and WK's per-row sums, the whole-chunk terms on the last real
                     # token (gamma_last <dS~, S0> and sum K * dK_r), its reverse cumsum
@@ -567,9 +552,8 @@ def gdn_bwd_fused_sm90(
                             dg[t0 + r, hv] = dgc_s[r]
                             dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
                     T.barrier_arrive(sums_read[0])
-                    # ---- dk stored from dVd's buffer (in groups: added in the group's order)
-                    add_chunk_rows_in_order(dvd_s, dk, group_count, slot, 1, t0, hq, rank, group, n_valid, BT, K,
-                                            dtype)
+                    # ---- dk stored from dVd's buffer
+                    store_chunk_rows(dvd_s, dk, t0, hv, n_valid, n_valid, BT, K, dtype)
                     T.barrier_arrive(dk_stored[0])
                 end_state(ds_frag, 0, n_iter, dh0, 0, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs, dh0, n,
                           hv, 0, state_v_first, K, V)
@@ -588,10 +572,10 @@ def gdn_bwd_fused_sm90(
                         T.tma_copy(h[first_slot + c, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
                         T.barrier_arrive(bar_h[0])
                         T.barrier_wait(q_free[0], (i + 1) % 2)
-                        load_tile(q, q_s, bar_q, t0, hq, n_valid, full, BT, K, dtype, True)
+                        load_tile(q, q_s, bar_q, t0, hv, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_q[0])
                         T.barrier_wait(k_free[0], (i + 1) % 2)
-                        load_tile(k, k_s, bar_k, t0, hq, n_valid, full, BT, K, dtype, True)
+                        load_tile(k, k_s, bar_k, t0, hv, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_k[0])
                 elif tx < 384 + 64:
                     # V
@@ -608,9 +592,8 @@ def gdn_bwd_fused_sm90(
                         tail = seq_bound(cu_seqlens, num_seqs, num_tokens)
                         for r in T.serial(num_tokens - tail):
                             for c in T.Parallel(K):
-                                if rank == 0:
-                                    dq[tail + r, hq, c] = T.cast(0, dtype)
-                                    dk[tail + r, hq, c] = T.cast(0, dtype)
+                                dq[tail + r, hv, c] = T.cast(0, dtype)
+                                dk[tail + r, hv, c] = T.cast(0, dtype)
                                 dv[tail + r, hv, c] = T.cast(0, dtype)
                             if tx == 384 + 32:
                                 dg[tail + r, hv] = 0.0
