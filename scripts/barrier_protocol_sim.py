@@ -20,15 +20,13 @@ before X).
 
 Shared memory: every line of a role that names a shared buffer (`T.alloc_shared`) is an access, a write for
 an assignment's target and for the destination argument of the copies and macros in ACCESS_ARGS, a read
-otherwise; a name as the first subscript of a two-stage buffer names a stage (`st` = sj % 2, or a name a role
-binds from the loop variables and the factory's flags, such as `ks, vs = (st, (i + 1) % 2) if k_vd_swap else
-(0, 1)`: its value % 2), as does the buffer passed whole to a call that also takes `st` or, for the calls with a
-stage argument in ACCESS_ARGS (store_chunk_rows, load_tile), that argument; any other index the whole buffer.
-Vector clocks follow the barriers (an arrive releases the role's clock into the barrier, a wait that passes
-acquires every phase completed so far), and two accesses of different roles to the same place, one of them a
-write, must be ordered by them: otherwise the run reports a race (a TMA's write counts at its issue, in the
-producer's order; the warps of one role are taken to be in program order, as the kernel's warpgroup barriers keep
-them). Not covered: timing, the async proxy's fences.
+otherwise; an index `st` as the first subscript names that stage of a two-stage buffer (as does the buffer
+passed whole to a call that also takes `st`), any other index the whole buffer. Vector clocks follow the
+barriers (an arrive releases the role's clock into the barrier, a wait that passes acquires every phase
+completed so far), and two accesses of different roles to the same
+place, one of them a write, must be ordered by them: otherwise the run reports a race (a TMA's write counts
+at its issue, in the producer's order; the warps of one role are taken to be in program order, as the
+kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
 
     python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False ...]
 """
@@ -56,11 +54,9 @@ ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\((\[?[\d, ]+\]?)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
 IF_FLAG = re.compile(r"if (not )?(\w+):$")
 SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stage buffer
-LET = re.compile(r"(\w+(?:, \w+)*) = ([^=].*)")
-# calls whose arguments at these positions a call reads / writes (the others it does not touch), and where given the
-# position of a stage argument for a two-stage buffer passed whole
+# calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
-               "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,), 11), "store_chunk_rows": ((0,), (), 9),
+               "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
                "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,))}
 
@@ -90,37 +86,30 @@ def split_args(text: str) -> list[str]:
     return args + [cur.strip()] if cur.strip() else args
 
 
-def places(text: str, shared: dict, stage_arg: str | None = None) -> list[tuple[str, str | None]]:
-    """The shared buffers a piece of code names: (buffer, the name of its stage if its first subscript is a name
-    (a two-stage buffer), else None). stage_arg: the name of the stage that a two-stage buffer passed whole means
-    (a macro such as form_gamma(gm, g_s, st), or a call's stage argument)."""
+def places(text: str, shared: dict, stage_arg: bool = False) -> list[tuple[str, str | None]]:
+    """The shared buffers a piece of code names: (buffer, "st" if its first subscript is the stage, else None).
+    stage_arg: the code is a call that also takes `st`, so a two-stage buffer passed whole means its stage st
+    (a macro such as form_gamma(gm, g_s, st))."""
     out = []
     for m in re.finditer(r"\b(\w+)\b(\[([^\],]*))?", text):
         if m.group(1) in shared:
-            index = (m.group(3) or "").strip()
-            if m.group(2) is not None:
-                stage = index if index.isidentifier() and (shared[m.group(1)] or index == "st") else None
-            else:
-                stage = stage_arg if shared[m.group(1)] else None
-            out.append((m.group(1), stage))
+            staged = (m.group(3) or "").strip() == "st" or (m.group(2) is None and stage_arg and shared[m.group(1)])
+            out.append((m.group(1), "st" if staged else None))
     return out
 
 
 def accesses(text: str, shared: dict) -> tuple[list, list]:
     """(reads, writes) of one line of a role."""
     m = re.match(r"([\w.]+)\((.*)\)$", text)
-    stage_arg = "st" if m and "st" in split_args(m.group(2)) else None
+    stage_arg = bool(m) and "st" in split_args(m.group(2))
     if m and m.group(1) in ACCESS_ARGS:
         args = split_args(m.group(2))
-        rd, wr, *at = ACCESS_ARGS[m.group(1)]
-        if at and at[0] < len(args) and args[at[0]].isidentifier():
-            stage_arg = args[at[0]]
+        rd, wr = ACCESS_ARGS[m.group(1)]
         return ([p for i in rd if i < len(args) for p in places(args[i], shared, stage_arg)],
                 [p for i in wr if i < len(args) for p in places(args[i], shared, stage_arg)])
     m = re.match(r"(\w+)\[([^\]]*)\] *[-+*]?= *(.*)$", text)
     if m and m.group(1) in shared:
-        index = m.group(2).split(",")[0].strip()
-        target = (m.group(1), index if index.isidentifier() and (shared[m.group(1)] or index == "st") else None)
+        target = (m.group(1), "st" if m.group(2).split(",")[0].strip() == "st" else None)
         return places(m.group(3), shared), [target]
     return places(text, shared, stage_arg), []
 
@@ -197,8 +186,6 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
                     reads, writes = accesses(text, shared)
                     if reads or writes:
                         ops.append(("access", reads, writes))
-                    elif m := LET.fullmatch(code):  # a name bound per item (a stage such as ks, vs)
-                        ops.append(("let", [t.strip() for t in m.group(1).split(",")], m.group(2), params))
         ops += [("end",)] * len(open_loops)
         roles[name] = (weight, ops)
     return counts, roles
@@ -222,25 +209,10 @@ def expand(ops: list, items: int, group: int) -> list:
                 for v in range(count):
                     out += walk(body[i + 1:j - 1], dict(env, **{var: v}))
                 i = j
-            elif op[0] == "let":
-                # evaluated from the loop variables and the factory's flags; a binding that needs anything else
-                # (a tensor, a TIR call) is not a stage and is skipped
-                names, expr, params = op[1], op[2], op[3]
-                e = dict(params, **env)
-                e["sj"] = e["it"] * group + e["jv"] + e["i"]
-                e["st"] = e["ph"] = e["sj"] % 2
-                try:
-                    value = eval(expr, {}, e)
-                except Exception:  # noqa: BLE001 (any expression of the kernel's)
-                    value = None
-                if value is not None:
-                    values = value if len(names) > 1 else (value,)
-                    env = dict(env, **{n: v for n, v in zip(names, values) if isinstance(v, int)})
-                i += 1
             elif op[0] == "access":
                 st = (env["it"] * group + env["jv"] + env["i"]) % 2
                 def at(ps):
-                    return [(b, st if s == "st" else env[s] % 2 if s in env else None) for b, s in ps]
+                    return [(b, st if s == "st" else None) for b, s in ps]
                 out.append(("access", at(op[1]), at(op[2]), None, None))
                 i += 1
             else:

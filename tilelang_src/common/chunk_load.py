@@ -33,33 +33,26 @@ def load_gate_beta(g_cumsum, beta, g_ring, b_ring, stage, t0, seq_end, hv, BT):
 
 
 @T.macro
-def copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype, stage=None):
-    """dst[r, c] (dst[stage, r, c] when a stage is given: a two-stage buffer) <- src[t0 + r, head, c] for the
-    chunk's rows, 0 past n_valid, a quarter of the rows per step: for one producer warp, 8 loads of 16 bytes in
-    flight per thread fit its registers (the whole tile at once held 32 and spilled)."""
+def copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype):
+    """dst[r, c] <- src[t0 + r, head, c] for the chunk's rows, 0 past n_valid, a quarter of the rows per step:
+    for one producer warp, 8 loads of 16 bytes in flight per thread fit its registers (the whole tile at once
+    held 32 and spilled)."""
     for qtr in T.serial(4):
         for r, c in T.Parallel(BT // 4, width):
             row = qtr * (BT // 4) + r
-            if stage is None:
-                dst[row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
-            else:
-                dst[stage, row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
+            dst[row, c] = T.if_then_else(row < n_valid, src[t0 + row, head, c], T.cast(0, dtype))
 
 
 @T.macro
-def load_tile(src, dst, bar, t0, head, n_valid, full, BT, width, dtype, tma, stage=None):
-    """dst (its stage `stage` when given: a two-stage buffer) <- the chunk's rows of src[:, head, :]: by TMA on
-    bar[0] when `tma` (trace time) and `full` (the chunk is whole), else by copy_tile_rows (fenced for the async
-    proxy). The caller arrives on bar."""
+def load_tile(src, dst, bar, t0, head, n_valid, full, BT, width, dtype, tma):
+    """dst <- the chunk's rows of src[:, head, :]: by TMA on bar[0] when `tma` (trace time) and `full` (the
+    chunk is whole), else by copy_tile_rows (fenced for the async proxy). The caller arrives on bar."""
     if tma:
         if full:
-            if stage is None:
-                T.tma_copy(src[t0:t0 + BT, head, 0:width], dst, barrier=bar[0])
-            else:
-                T.tma_copy(src[t0:t0 + BT, head, 0:width], dst[stage, :, :], barrier=bar[0])
+            T.tma_copy(src[t0:t0 + BT, head, 0:width], dst, barrier=bar[0])
         else:
-            copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype, stage)
+            copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype)
             T.fence_proxy_async()
     else:
-        copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype, stage)
+        copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype)
         T.fence_proxy_async()

@@ -4,21 +4,16 @@ import tilelang.language as T
 
 
 @T.macro
-def store_chunk_rows(src, dst, t0, head, n_valid, n_store, BT, width, dtype, stage=None):
-    """dst[t0 + r, head, c] <- src[r, c] (src[stage, r, c] when a stage is given: a two-stage buffer; cast to dst's
-    dtype) for the chunk's rows r < n_valid, and zeros for the rows n_valid <= r < n_store (a slot of the padding
-    tail has n_valid = 0 and n_store > 0).
+def store_chunk_rows(src, dst, t0, head, n_valid, n_store, BT, width, dtype):
+    """dst[t0 + r, head, c] <- src[r, c] (cast to dst's dtype) for the chunk's rows r < n_valid, and zeros for the
+    rows n_valid <= r < n_store (a slot of the padding tail has n_valid = 0 and n_store > 0).
 
     From shared memory TileLang stores 16-byte row pieces; from an accumulator each 4-byte pair cost ~30
     instructions of 64-bit index arithmetic and guards. NOTE: one condition per store; TileLang 0.1.15
     merges the stores of an if/elif pair into one unconditional store of an uninitialized value."""
     for r, c in T.Parallel(BT, width):
         if r < n_store:
-            if stage is None:
-                dst[t0 + r, head, c] = T.if_then_else(r < n_valid, T.cast(src[r, c], dtype), T.cast(0, dtype))
-            else:
-                dst[t0 + r, head, c] = T.if_then_else(r < n_valid, T.cast(src[stage, r, c], dtype),
-                                                      T.cast(0, dtype))
+            dst[t0 + r, head, c] = T.if_then_else(r < n_valid, T.cast(src[r, c], dtype), T.cast(0, dtype))
 
 
 @T.macro

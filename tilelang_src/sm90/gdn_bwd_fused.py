@@ -28,9 +28,7 @@ Every hand-off is an mbarrier completing one phase per chunk (parity i % 2; a bu
 readers' barrier of the previous chunk, parity (i + 1) % 2, which a fresh barrier passes at i = 0); A, g, beta and
 WK's per-row sums have two stages (parity (i // 2) % 2). Shared memory is gdn_bwd_chunk_ws.py's set (dS~ lives
 in dS1's buffer, written by WS instead of loaded; 226.8 KB), so Q and K are single-buffered: the next chunk's K
-loads once this chunk's dKs K has read it. K and Vd (then dv, dVg) are the two stages of one buffer: K in stage 0
-and Vd in stage 1, or (k_vd_swap) swapping every chunk, so that the next K loads into the stage this chunk's dVg
-has left. The protocol is simulated on the CPU: tests/test_barrier_protocol_fused.py.
+loads once this chunk's dKs K has read it. The protocol is simulated on the CPU: tests/test_barrier_protocol_fused.py.
 
 Registers: 512 threads launch with 128 each; setmaxnreg moves them (the split must sum to at most 4 x 128).
 """
@@ -68,22 +66,14 @@ def gdn_bwd_fused_sm90(
     # per chunk for WA's dKs (benchmarks/results/H200_fused_bwd_v2_trace.log). Alone (Gamma inline) 2083 -> 2117 us at
     # (32, 32) 8192x4; with hold_gamma the pair measured best (above); hold_gamma alone not yet measured
     dl_in_wk: bool = True,
-    # K and Vd (then dv, dVg) swap the two stages of their buffer every chunk: K of chunk i in stage i % 2, Vd in the
-    # other. The next chunk's K then may load once WS has read this chunk's dVg (vd_free; in WP0's order right after
-    # the next Q) instead of after WK's dKs K (k_free), and WA writes the next Vd once this chunk's K is read (k_free;
-    # both waits are implied by others today, kept for when those orders change). In the shipped timeline (H200,
-    # (32, 32) 8192x4, benchmarks/results/H200_fused_bwd_shipped_trace.log, docs/fused_bwd_plan.md "The period, read
-    # again") WA's ~2.75k-cycle wait for K is slack and WK's ~0.5k is on the period; with dq_after_da WK would wait for
-    # its next K at every chunk start. Compiled here (nvcc 13.0: spills 692 / 824 bytes against the default's
-    # 820 / 1032), not yet run on a GPU
-    k_vd_swap: bool = False,
     # (with dl_in_wk) WA forms E, dA and their sums before it stages dq, whose buffer it may write only after WK's
-    # dP^T Q (dp_read); dq waits in a bf16 fragment (32 registers). The shipped kernel's timeline (H200, (32, 32)
-    # 8192x4, benchmarks/results/H200_fused_bwd_shipped_trace.log) shows the two consumers waiting on each other: WA
-    # ~5.2k cycles per chunk for dp_read (WK's own chain reaches dP^T Q at ~19.8k), then WK ~4.4k for WA's dA (staging
-    # dq, E and dA took WA to ~24.8k); the period (25.0k) is that cycle: WK's chain to dP^T Q, WA's dq, E and dA, WK's
-    # dL / dKs / dKs K. With dA first, WK's wait goes: ~20.5k (-18%), an estimate; k_vd_swap then keeps WK from waiting
-    # for the next K at its chunk start. Compiled here, not yet run on a GPU
+    # dP^T Q (dp_read); dq waits in a bf16 fragment (32 registers; the same bits). The shipped kernel's timeline
+    # (H200, (32, 32) 8192x4, benchmarks/results/H200_fused_bwd_shipped_trace.log; docs/fused_bwd_plan.md, "The
+    # period, read again") shows the two consumers waiting on each other: WA ~5.2k cycles per chunk for dp_read (WK's
+    # own chain reaches dP^T Q at ~19.8k), then WK ~4.4k for WA's dA (staging dq, E and dA took WA to ~24.8k); the
+    # period (25.0k) is that cycle: WK's chain to dP^T Q, WA's dq, E and dA, WK's dL / dKs / dKs K. With dA first,
+    # WK's wait goes: ~20.5k (-18%), an estimate (WK may then wait for its next K at the chunk start: K is reloaded
+    # only after WK's dKs K). Compiled here (nvcc 13.0), the protocol simulated, not yet run on a GPU
     dq_after_da: bool = False,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
@@ -136,9 +126,7 @@ def gdn_bwd_fused_sm90(
 
             # inputs (WP), dS~ (WS)
             q_s = T.alloc_shared((BT, K), dtype)  # Q, then dq (WA)
-            # K (stage ks of a role's chunk) and Vd, then dv, then dVg (stage vs): stages 0 and 1, or swapped every
-            # chunk with k_vd_swap
-            kv_s = T.alloc_shared((2, BT, K), dtype)
+            k_s = T.alloc_shared((BT, K), dtype)  # K, then dk (WK)
             h_s = T.alloc_shared((K, V), dtype)  # S~0
             dh_s = T.alloc_shared((K, V), dtype)  # dS~ (WS -> WK)
             w_s = T.alloc_shared((BT, V), dtype)  # V, then W (WK -> WA)
@@ -150,6 +138,7 @@ def gdn_bwd_fused_sm90(
             pg_s = T.alloc_shared((BT, BT), dtype)  # Pg (WA -> WK), then dA (WA)
             ag_s = T.alloc_shared((BT, BT), dtype)  # Ag (WA -> WK)
             dp_s = T.alloc_shared((BT, BT), dtype)  # dP, then dKs = dKK + dKK^T (WA -> WK)
+            vd_s = T.alloc_shared((BT, V), dtype)  # Vd (WA -> WK), then dVg (WK -> WS)
             dvd_s = T.alloc_shared((BT, V), dtype)  # dVd (WK -> WA), then dv (WK)
             sq_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # E's first part, E, dAb * A, dKK (WA)
             # per-row vectors: WA's, WK's, and WK -> WA (two stages by chunk parity)
@@ -201,8 +190,7 @@ def gdn_bwd_fused_sm90(
             bar_ab = T.alloc_barrier([32, 32])
             # consumers -> WP
             q_free = T.alloc_barrier(128)  # dq stored from Q's buffer (WS)
-            k_free = T.alloc_barrier(128)  # K's last read, dKs K (WK, after WA's and WS's reads); with k_vd_swap WA's
-            # wait before the next Vd, in K's stage
+            k_free = T.alloc_barrier(128)  # K's last read, dKs K (WK, after WA's and WS's reads)
             h_free = T.alloc_barrier(256)  # S0 read (WA, WK)
             v_free = T.alloc_barrier(128)  # W read (WA)
             do_free = T.alloc_barrier(128)  # scaled dO read (WS)
@@ -237,7 +225,7 @@ def gdn_bwd_fused_sm90(
             dh_free = T.alloc_barrier(128)  # dS~ read (WK)
             ws_q = T.alloc_barrier(128)  # WS's Q^T dO done (WA may stage dq in Q's buffer)
             ws_k = T.alloc_barrier(128)  # WS's K^T dVg done (K may be reloaded once WK's dKs K is done)
-            vd_free = T.alloc_barrier(128)  # dVg read (WS): WA may write the next Vd (with k_vd_swap WP the next K)
+            vd_free = T.alloc_barrier(128)  # dVg read (WS): WA may write the next Vd
             sums_read = T.alloc_barrier(128)  # WA's per-row sums read (WA may write the next chunk's)
             dk_stored = T.alloc_barrier(128)  # dk stored from dVd's buffer (WK may write the next dVd)
 
@@ -249,7 +237,6 @@ def gdn_bwd_fused_sm90(
                 for i in T.serial(n_iter):
                     st = i % 2
                     ph = i % 2
-                    ks, vs = (st, (i + 1) % 2) if k_vd_swap else (0, 1)
                     T.barrier_wait(bar_ab[st], (i // 2) % 2)
                     for r in T.Parallel(BT):
                         gam_a[r] = T.exp2(g_s[st, r] * LOG2E)
@@ -272,7 +259,7 @@ def gdn_bwd_fused_sm90(
                     T.barrier_arrive(bar_ag[0])
                     T.barrier_wait(bar_q[0], ph)
                     T.barrier_wait(bar_k[0], ph)
-                    T.gemm(q_s, kv_s[ks, :, :], pa, transpose_B=True, clear_accum=True)
+                    T.gemm(q_s, k_s, pa, transpose_B=True, clear_accum=True)
                     scale_gamma(pa, gm, g_s, st, scale, hold_gamma, BT)
                     if dl_in_wk:
                         T.barrier_wait(da_read[0], (i + 1) % 2)
@@ -283,19 +270,16 @@ def gdn_bwd_fused_sm90(
                     # ---- Vd = Ag W in two 64-column halves, into Vd's buffer once the previous dVg has been read
                     T.barrier_wait(bar_w[0], ph)
                     T.gemm(ag_s, w_s[:, 0:V // 2], acc_h, clear_accum=True)
-                    if k_vd_swap:  # Vd's stage held the previous chunk's K
-                        T.barrier_wait(k_free[0], (i + 1) % 2)
-                    else:
-                        T.barrier_wait(vd_free[0], (i + 1) % 2)
-                    T.copy(acc_h, kv_s[vs, :, 0:V // 2])
+                    T.barrier_wait(vd_free[0], (i + 1) % 2)
+                    T.copy(acc_h, vd_s[:, 0:V // 2])
                     T.gemm(ag_s, w_s[:, V // 2:V], acc_h, clear_accum=True)
-                    T.copy(acc_h, kv_s[vs, :, V // 2:V])
+                    T.copy(acc_h, vd_s[:, V // 2:V])
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_vd[0])
 
                     # ---- dPg = dO Vd^T: E's first part Pg * dPg, dP = scale * Gamma * dPg (WK's dP^T Q)
                     T.barrier_wait(bar_do[0], ph)
-                    T.gemm(do_s, kv_s[vs, :, :], ma, transpose_B=True, clear_accum=True)
+                    T.gemm(do_s, vd_s, ma, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(vd_read[0])
                     for r, c in T.Parallel(BT, BT):
                         pa[r, c] = pa[r, c] * ma[r, c]
@@ -309,7 +293,7 @@ def gdn_bwd_fused_sm90(
                     T.barrier_arrive(bar_dp[0])
                     # ---- dQ = dP K + scale * gamma * (dO S0^T); the state part's row products with Q (a gate). The
                     # last reads of dO and S0 here
-                    T.gemm(dp_s, kv_s[ks, :, :], dqf, clear_accum=True)
+                    T.gemm(dp_s, k_s, dqf, clear_accum=True)
                     T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(h_free[0])
                     T.barrier_arrive(do_read[0])
@@ -380,7 +364,7 @@ def gdn_bwd_fused_sm90(
                         T.gemm(a_s[st, :, :], pg_s, ma, transpose_A=True, clear_accum=True)
                         T.copy(ma, ada_r)
                         T.gemm(ada_r, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
-                        T.gemm(kv_s[ks, :, :], kv_s[ks, :, :], pa, transpose_B=True, clear_accum=True)
+                        T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
                         for r, c in T.Parallel(BT, BT):
                             ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
                             pa[r, c] = ma[r, c] * pa[r, c]
@@ -407,7 +391,6 @@ def gdn_bwd_fused_sm90(
                     n_valid = T.max(T.min(seq_end - t0, BT), 0)
                     st = i % 2
                     ph = i % 2
-                    ks, vs = (st, (i + 1) % 2) if k_vd_swap else (0, 1)
                     T.barrier_wait(bar_ab[st], (i // 2) % 2)
                     for r in T.Parallel(BT):
                         gam_k[r] = T.exp2(g_s[st, r] * LOG2E)
@@ -418,7 +401,7 @@ def gdn_bwd_fused_sm90(
                     # ---- U = K S0, W = V - gamma * U into V's buffer, for WA's Vd = Ag W
                     T.barrier_wait(bar_h[0], ph)
                     T.barrier_wait(bar_k[0], ph)
-                    T.gemm(kv_s[ks, :, :], h_s, acc_k, clear_accum=True)
+                    T.gemm(k_s, h_s, acc_k, clear_accum=True)
                     T.barrier_wait(bar_v[0], ph)
                     for r, c in T.Parallel(BT, V):
                         acc_k[r, c] = w_s[r, c] - gam_k[r] * acc_k[r, c]
@@ -429,7 +412,7 @@ def gdn_bwd_fused_sm90(
                     # ---- dVd = r * (K dS~) + Pg^T dO (WA's dAb waits for it), into dVd's buffer once the previous
                     # chunk's dk has left it
                     T.barrier_wait(bar_dh[0], ph)
-                    T.gemm(kv_s[ks, :, :], dh_s, acc_k, clear_accum=True)
+                    T.gemm(k_s, dh_s, acc_k, clear_accum=True)
                     for r, c in T.Parallel(BT, V):
                         acc_k[r, c] *= rr_k[r]
                     T.barrier_wait(bar_pg[0], ph)
@@ -446,12 +429,12 @@ def gdn_bwd_fused_sm90(
 
                     # ---- dK = r * (Vd dS~^T) (the chunk's first term of dK); its row products with K (the gate of r)
                     T.barrier_wait(bar_vd[0], ph)
-                    T.gemm(kv_s[vs, :, :], dh_s, dkf, transpose_B=True, clear_accum=True)
+                    T.gemm(vd_s, dh_s, dkf, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(dh_free[0])
                     for r, c in T.Parallel(BT, K):
                         dkf[r, c] *= rr_k[r]
                     for r, c in T.Parallel(BT, K):
-                        acc_k[r, c] = dkf[r, c] * kv_s[ks, r, c]
+                        acc_k[r, c] = dkf[r, c] * k_s[r, c]
                     T.reduce_sum(acc_k, rows_k, dim=1)
                     for r in T.Parallel(BT):
                         ka_s[st, r] = rows_k[r]
@@ -462,19 +445,19 @@ def gdn_bwd_fused_sm90(
                     T.gemm(ag_s, dvd_s, acc_k, transpose_A=True, clear_accum=True)
                     T.barrier_arrive(ag_read[0])
                     T.barrier_wait(vd_read[0], ph)
-                    T.copy(acc_k, kv_s[vs, :, :])
+                    T.copy(acc_k, vd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dv[0])
 
                     # ---- dK += dVg S0^T = -gamma * (dv S0^T); its row products with K (the gate of W)
-                    T.gemm(kv_s[vs, :, :], h_s, acc_k, transpose_B=True, clear_accum=True)
+                    T.gemm(vd_s, h_s, acc_k, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(h_free[0])
                     T.barrier_arrive(dv_read[0])
                     for r, c in T.Parallel(BT, K):
                         acc_k[r, c] *= -gam_k[r]
                     for r, c in T.Parallel(BT, K):
                         dkf[r, c] += acc_k[r, c]
-                        acc_k[r, c] = acc_k[r, c] * kv_s[ks, r, c]
+                        acc_k[r, c] = acc_k[r, c] * k_s[r, c]
                     T.reduce_sum(acc_k, rows_k, dim=1)
                     for r in T.Parallel(BT):
                         gu_s[st, r] = rows_k[r]
@@ -492,7 +475,7 @@ def gdn_bwd_fused_sm90(
                         T.barrier_arrive(da_read[0])
                         T.copy(mk, adk_r)
                         T.gemm(adk_r, a_s[st, :, :], mk, transpose_B=True, clear_accum=True)
-                        T.gemm(kv_s[ks, :, :], kv_s[ks, :, :], pk, transpose_B=True, clear_accum=True)
+                        T.gemm(k_s, k_s, pk, transpose_B=True, clear_accum=True)
                         for r, c in T.Parallel(BT, BT):
                             mk[r, c] = T.if_then_else(r > c, -mk[r, c], 0.0)
                             pk[r, c] = mk[r, c] * pk[r, c]
@@ -508,11 +491,11 @@ def gdn_bwd_fused_sm90(
                         T.barrier_arrive(sq_free[0])
                         T.copy(mk, dp_s)
                         T.fence_proxy_async()
-                        T.gemm(dp_s, kv_s[ks, :, :], dkf)
+                        T.gemm(dp_s, k_s, dkf)
                         T.barrier_arrive(dks_read[0])
                     else:
                         T.barrier_wait(bar_dks[0], ph)
-                        T.gemm(dp_s, kv_s[ks, :, :], dkf)
+                        T.gemm(dp_s, k_s, dkf)
                         T.barrier_arrive(dks_read[0])
                     T.barrier_wait(ws_k[0], ph)
                     T.barrier_arrive(k_free[0])
@@ -535,7 +518,6 @@ def gdn_bwd_fused_sm90(
                     last = T.max(n_valid - 1, 0)
                     st = i % 2
                     ph = i % 2
-                    ks, vs = (st, (i + 1) % 2) if k_vd_swap else (0, 1)
                     T.barrier_wait(bar_ab[st], (i // 2) % 2)
                     decay = T.exp2(g_s[st, BT - 1] * LOG2E)
                     for a, b in T.Parallel(K, V):
@@ -552,14 +534,14 @@ def gdn_bwd_fused_sm90(
                     # ---- dv stored from Vd's buffer, scaled there into dVg = -gamma * dv once WK's dv S0^T has read
                     # it; dS += K^T dVg
                     T.barrier_wait(bar_dv[0], ph)
-                    store_chunk_rows(kv_s, dv, t0, hv, n_valid, n_valid, BT, V, dtype, vs)
+                    store_chunk_rows(vd_s, dv, t0, hv, n_valid, n_valid, BT, V, dtype)
                     T.barrier_wait(dv_read[0], ph)
                     for r, c in T.Parallel(BT, V):
-                        kv_s[vs, r, c] = T.cast(-T.exp2(g_s[st, r] * LOG2E) * T.cast(kv_s[vs, r, c], accum), dtype)
+                        vd_s[r, c] = T.cast(-T.exp2(g_s[st, r] * LOG2E) * T.cast(vd_s[r, c], accum), dtype)
                     T.fence_proxy_async()
                     T.barrier_arrive(ab_free[st])
                     T.barrier_wait(bar_k[0], ph)
-                    T.gemm(kv_s[ks, :, :], kv_s[vs, :, :], ds_frag, transpose_A=True)
+                    T.gemm(k_s, vd_s, ds_frag, transpose_A=True)
                     T.barrier_arrive(vd_free[0])
                     T.barrier_arrive(ws_k[0])
                     # ---- dS~ of the next chunk (the one before in the sequence) for WK; after the last chunk this is
@@ -612,12 +594,8 @@ def gdn_bwd_fused_sm90(
                         T.barrier_wait(q_free[0], (i + 1) % 2)
                         load_tile(q, q_s, bar_q, t0, hv, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_q[0])
-                        ks = i % 2 if k_vd_swap else 0
-                        if k_vd_swap:  # K's stage held the previous chunk's Vd, then dv, then dVg
-                            T.barrier_wait(vd_free[0], (i + 1) % 2)
-                        else:
-                            T.barrier_wait(k_free[0], (i + 1) % 2)
-                        load_tile(k, kv_s, bar_k, t0, hv, n_valid, full, BT, K, dtype, True, ks)
+                        T.barrier_wait(k_free[0], (i + 1) % 2)
+                        load_tile(k, k_s, bar_k, t0, hv, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_k[0])
                 elif tx < 384 + 64:
                     # V
