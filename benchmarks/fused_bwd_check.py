@@ -9,9 +9,10 @@ pair's largest magnitude, and the median time over interleaved rounds of the pai
 fused kernel (outputs poisoned with NaN before the compared run).
 
 --trace: the timeline of one CTA instead (the first v-head's first segment): a copy of the kernel with a clock64
-stamp after every mbarrier wait and arrive of every role (and at the top of each role's chunk loop), written into
-dh0 (which the traced run does not store otherwise; its outputs are not compared); prints each event's median
-offset from WA's chunk start over the middle chunks, in cycles, in time order, and the chunk period.
+stamp after every mbarrier wait and arrive of every role (and at the top of each role's chunk loop), and one before
+every wait, written into dh0 (which the traced run does not store otherwise; its outputs are not compared); prints
+each event's median offset from WA's chunk start over the middle chunks, in cycles, in time order, the chunk period,
+and then each wait's median time blocked, longest first (where the roles wait on each other).
 
     PYTHONPATH=<site with tilelang> python benchmarks/fused_bwd_check.py [--heads 16 32] [--mixes 8192x4 1024x8]
         [--trace]
@@ -44,7 +45,8 @@ PAIR = ("bwddht", "bwdcwspl")
 
 def traced_source(src: str) -> tuple[str, list[str]]:
     """The kernel source with a stamp after every barrier operation inside the roles' chunk loops (and at each loop's
-    top), and the events' names (role: the line stamped), by event index. The roles and their threads are
+    top) into dh0[0, 0, event, chunk], and one before every wait into dh0[0, 1, event, chunk] (the wait's own event
+    index), and the events' names (role: the line stamped), by event index. The roles and their threads are
     scripts/barrier_protocol_sim.py's; each role's first thread stamps."""
     lines, events, out, in_loop = src.split("\n"), [], [], None
     starts, _ = role_spans(lines)
@@ -52,8 +54,12 @@ def traced_source(src: str) -> tuple[str, list[str]]:
     role_at = {pos: name for name, pos, _ in starts}
     role = None
     for n, line in enumerate(lines):
-        out.append(line)
         text, indent = line.strip(), len(line) - len(line.lstrip())
+        if in_loop is not None and indent > in_loop and text.startswith("T.barrier_wait("):
+            out += [f"{' ' * indent}if {lead} and hv == 0 and seg == 0 and i < 128:",
+                    f"{' ' * indent}    dh0[0, 1, {len(events)}, i] = T.cast("
+                    f"T.call_extern(\"int64\", \"clock64\") - t_base, \"float32\")"]
+        out.append(line)
         if n in role_at:
             role, in_loop = role_at[n], None
             lead = f"tx == {first_tx[role]}"
@@ -204,6 +210,7 @@ def trace(args) -> int:
     ablate.SPECS["bwdfusedtr"] = dict(ablate.SPECS["bwdfused"], file=path)
     fn, names, _ = ablate.build("bwdfusedtr", "cur", args.workdir)
     for HV in args.heads:
+        assert HV >= 2, "--trace writes the stamps before waits into dh0's second v-head"
         for mix in args.mixes:
             lengths = lengths_of(mix)
             x = inputs(lengths, HV)
@@ -223,6 +230,12 @@ def trace(args) -> int:
                      (st[e, mid] - start[mid]).max().item(), events[e]) for e in range(len(events))]
             for med, lo, hi, name in sorted(offs):
                 print(f"  {med:8.0f} {lo:8.0f} {hi:8.0f}  {name}")
+            before = x["dh0"][0, 1, :len(events), :n].double().cpu()
+            waits = sorted((((st[e, mid] - before[e, mid]).median().item(), events[e]) for e in range(len(events))
+                            if ": T.barrier_wait(" in events[e]), reverse=True)
+            print(f"HV {HV} mix {mix}: median cycles blocked per wait, longest first (a role's idle time):")
+            for med, name in waits[:16]:
+                print(f"  {med:8.0f}  {name}")
     return 0
 
 
