@@ -45,3 +45,48 @@ def col_sums(src, out, cs, tx, BT):
         cs[0] = cs[0] + cs[2]
         cs[1] = cs[1] + cs[3]
         out[tx] = cs[0] + cs[1]
+
+
+@T.macro
+def gate_a(out, gm, g_s, a_s, b_s, st, hold_gamma, BT):
+    """out <- Ag = Gamma * A * beta_col of stage st: from the held Gamma gm when `hold_gamma` (trace time), else with
+    Gamma formed inline."""
+    if hold_gamma:
+        for r, c in T.Parallel(BT, BT):
+            bc = b_s[st, c]
+            out[r, c] = gm[r, c] * a_s[st, r, c] * bc
+    else:
+        for r, c in T.Parallel(BT, BT):
+            gr = g_s[st, r]
+            gc = g_s[st, c]
+            bc = b_s[st, c]
+            out[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
+
+
+@T.macro
+def gate_e(dab, e, gm, e1_s, g_s, a_s, b_s, st, hold_gamma, BT):
+    """dab <- dAb = Gamma * dab (dab holding dVd W^T), and e <- E = E1 + dAb * A * beta_col (E1 in the fp32 shared
+    matrix e1_s), of stage st: Gamma held or inline as in gate_a."""
+    if hold_gamma:
+        for r, c in T.Parallel(BT, BT):
+            bc = b_s[st, c]
+            dab[r, c] = gm[r, c] * dab[r, c]
+            e[r, c] = e1_s[r, c] + dab[r, c] * a_s[st, r, c] * bc
+    else:
+        for r, c in T.Parallel(BT, BT):
+            gr = g_s[st, r]
+            gc = g_s[st, c]
+            bc = b_s[st, c]
+            dab[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * dab[r, c]
+            e[r, c] = e1_s[r, c] + dab[r, c] * a_s[st, r, c] * bc
+
+
+@T.macro
+def lower_dl(dl, kk, b_s, st, BT):
+    """dl <- beta_row * strictLower(-dl) (dl holding A^T dA A^T: dL, scaled by beta for dKK), and kk <- the unscaled
+    dL * kk (kk holding K K^T: dbeta's second part's products)."""
+    for r, c in T.Parallel(BT, BT):
+        dl[r, c] = T.if_then_else(r > c, -dl[r, c], 0.0)
+        kk[r, c] = dl[r, c] * kk[r, c]
+    for r, c in T.Parallel(BT, BT):
+        dl[r, c] = b_s[st, r] * dl[r, c]

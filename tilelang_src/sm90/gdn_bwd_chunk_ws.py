@@ -37,7 +37,7 @@ former split (H200_bwdc_ws.md, twelfth session).
 
 import tilelang.language as T
 
-from common.chunk_gates import col_sums, form_gamma, scale_gamma
+from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, scale_gamma
 from common.chunk_load import load_tile
 from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums
 from common.chunk_store import store_chunk_rows
@@ -325,16 +325,7 @@ def gdn_bwd_chunk_ws_sm90(
                     T.copy(pa, pg_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_pg[0])
-                    if hold_gamma:
-                        for r, c in T.Parallel(BT, BT):
-                            bc = b_s[st, c]
-                            ma[r, c] = gm[r, c] * a_s[st, r, c] * bc
-                    else:
-                        for r, c in T.Parallel(BT, BT):
-                            gr = g_s[st, r]
-                            gc = g_s[st, c]
-                            bc = b_s[st, c]
-                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
+                    gate_a(ma, gm, g_s, a_s, b_s, st, hold_gamma, BT)
                     if dl_rs:  # WK has read the previous v-head's Ag (without dl_rs WA waited for that before dL;
                         # WA's wait on dp_read implies it too, scripts/barrier_protocol_sim.py: kept explicit)
                         T.barrier_wait(ag_read[0], (jv + 1) % 2)
@@ -413,18 +404,7 @@ def gdn_bwd_chunk_ws_sm90(
                     T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(dvd_read[0])
                     T.barrier_arrive(v_free[0])
-                    if hold_gamma:
-                        for r, c in T.Parallel(BT, BT):
-                            bc = b_s[st, c]
-                            ma[r, c] = gm[r, c] * ma[r, c]
-                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
-                    else:
-                        for r, c in T.Parallel(BT, BT):
-                            gr = g_s[st, r]
-                            gc = g_s[st, c]
-                            bc = b_s[st, c]
-                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
-                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
+                    gate_e(ma, pa, gm, sq_s, g_s, a_s, b_s, st, hold_gamma, BT)
                     if not frag_stores:
                         for r, c in T.Parallel(BT, BT):
                             pa_c = ma[r, c] * b_s[st, c]
@@ -469,11 +449,7 @@ def gdn_bwd_chunk_ws_sm90(
                         T.copy(ma, dp_s)
                     else:
                         T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
-                            pa[r, c] = ma[r, c] * pa[r, c]
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = b_s[st, r] * ma[r, c]
+                        lower_dl(ma, pa, b_s, st, BT)
                         T.copy(ma, sq_s[:, 0:BT])
                         T.reduce_sum(pa, rows_ac, dim=1)
                         for r in T.Parallel(BT):

@@ -35,7 +35,7 @@ Registers: 512 threads launch with 128 each; setmaxnreg moves them (the split mu
 
 import tilelang.language as T
 
-from common.chunk_gates import col_sums, form_gamma, scale_gamma
+from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, scale_gamma
 from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
 from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums
@@ -244,15 +244,7 @@ def gdn_bwd_fused_sm90(
                     # until E's first part)
                     if hold_gamma:
                         form_gamma(gm, g_s, st, BT)
-                        for r, c in T.Parallel(BT, BT):
-                            bc = b_s[st, c]
-                            ma[r, c] = gm[r, c] * a_s[st, r, c] * bc
-                    else:
-                        for r, c in T.Parallel(BT, BT):
-                            gr = g_s[st, r]
-                            gc = g_s[st, c]
-                            bc = b_s[st, c]
-                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * a_s[st, r, c] * bc
+                    gate_a(ma, gm, g_s, a_s, b_s, st, hold_gamma, BT)
                     T.barrier_wait(ag_read[0], (i + 1) % 2)
                     T.copy(ma, ag_s)
                     T.fence_proxy_async()
@@ -321,18 +313,7 @@ def gdn_bwd_fused_sm90(
                         T.copy(dqf, q_s)
                         T.barrier_arrive(bar_dqs[0])
                     # ---- E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
-                    if hold_gamma:
-                        for r, c in T.Parallel(BT, BT):
-                            bc = b_s[st, c]
-                            ma[r, c] = gm[r, c] * ma[r, c]
-                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
-                    else:
-                        for r, c in T.Parallel(BT, BT):
-                            gr = g_s[st, r]
-                            gc = g_s[st, c]
-                            bc = b_s[st, c]
-                            ma[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * ma[r, c]
-                            pa[r, c] = sq_s[r, c] + ma[r, c] * a_s[st, r, c] * bc
+                    gate_e(ma, pa, gm, sq_s, g_s, a_s, b_s, st, hold_gamma, BT)
                     # Gamma's gate: row sums of E here, its column sums from fp32 shared memory
                     T.reduce_sum(pa, rows_ac, dim=1)
                     for r in T.Parallel(BT):
@@ -365,11 +346,7 @@ def gdn_bwd_fused_sm90(
                         T.copy(ma, ada_r)
                         T.gemm(ada_r, a_s[st, :, :], ma, transpose_B=True, clear_accum=True)
                         T.gemm(k_s, k_s, pa, transpose_B=True, clear_accum=True)
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = T.if_then_else(r > c, -ma[r, c], 0.0)
-                            pa[r, c] = ma[r, c] * pa[r, c]
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = b_s[st, r] * ma[r, c]
+                        lower_dl(ma, pa, b_s, st, BT)
                         T.copy(ma, sq_s[:, 0:BT])
                         T.reduce_sum(pa, rows_ac, dim=1)
                         for r in T.Parallel(BT):
@@ -476,11 +453,7 @@ def gdn_bwd_fused_sm90(
                         T.copy(mk, adk_r)
                         T.gemm(adk_r, a_s[st, :, :], mk, transpose_B=True, clear_accum=True)
                         T.gemm(k_s, k_s, pk, transpose_B=True, clear_accum=True)
-                        for r, c in T.Parallel(BT, BT):
-                            mk[r, c] = T.if_then_else(r > c, -mk[r, c], 0.0)
-                            pk[r, c] = mk[r, c] * pk[r, c]
-                        for r, c in T.Parallel(BT, BT):
-                            mk[r, c] = b_s[st, r] * mk[r, c]
+                        lower_dl(mk, pk, b_s, st, BT)
                         T.barrier_arrive(ab_free[st])
                         T.copy(mk, sq_s[:, 0:BT])
                         T.reduce_sum(pk, rows_k, dim=1)
