@@ -95,3 +95,41 @@ peer_table() {
   awk '/^\| model/ {t = 1} t && /^$/ {exit} t' "$OUT/H200_${mode}_$tag.md" | cut -c1-150
   grep "^\[bench\]" "/tmp/o_$mode/bench_$mode.log" | tail -2
 }
+
+# ab_fused_setting MODE "HEADS" "MIXES": flashqla alone in one wheel (the installed one) with FLASHQLA_FUSED_BWD 0, 1
+# and 0 again (the run's drift), then ms_table.py's table of the three (twenty-fifth session)
+ab_fused_setting() {
+  local mode=$1 tag
+  for tag in 0 1 0b; do
+    # shellcheck disable=SC2086
+    FLASHQLA_FUSED_BWD=${tag%b} PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 90 python3 benchmarks/bench_gdn.py \
+      --mode "$mode" --libs flashqla --heads $2 --mixes $3 --json "$OUT/ab_${mode}_$tag.json" > "$OUT/ab_${mode}_$tag.log" 2>&1
+    echo "$mode fused=$tag rc=$?"
+  done
+  python3 scripts/device_calls/ms_table.py "$mode" "pair=$OUT/ab_${mode}_0.json" "fused=$OUT/ab_${mode}_1.json" \
+    "pair_again=$OUT/ab_${mode}_0b.json"
+}
+
+# profile_step FUSED "HEADS" "MIXES" [LIMIT_S]: benchmarks/profile_kernels.py with FLASHQLA_FUSED_BWD=FUSED (the
+# installed wheel) within LIMIT_S (default 60), its log in $OUT; prints the training step's kernels of each shape
+profile_step() {
+  local log="$OUT/profile_$1_${2//[, ]/_}.log"
+  # shellcheck disable=SC2086
+  FLASHQLA_FUSED_BWD=$1 PYTHONPATH=/tmp/site timeout "${4:-60}" python3 benchmarks/profile_kernels.py --heads $2 \
+    --mixes $3 > "$log" 2>&1
+  echo "== FLASHQLA_FUSED_BWD=$1 heads $2 rc=$?"
+  awk '/training step:/{p=1} /chunk states kept/{p=0} p' "$log"
+}
+
+# fused_groups_call: the fused backward in groups of v-heads (s25_1, s25_3, s25_4): its GPU tests and the backward's
+# against float64, then ab_fused_setting for the backward alone at the published backward's head configurations and
+# for the training step at groups of two and four
+fused_groups_call() {
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 170 python3 -m pytest tests/test_fused_bwd_gpu.py \
+    tests/test_gdn_bwd_gpu.py -q -rfs -p no:cacheprovider --timeout 120 -x > "$OUT/pytest_fused.log" 2>&1
+  echo "pytest fused rc=$?"; grep -h "^FAILED\|^SKIPPED\|Error" "$OUT/pytest_fused.log" | head -8
+  tail -1 "$OUT/pytest_fused.log"
+  grep -h -A10 "worst relative" "$OUT/pytest_fused.log" | head -12
+  ab_fused_setting bwd "16,32 8,16 4,8 2,4" "1x8192 2048x4 1x32768 4096x8"
+  ab_fused_setting fwdbwd "16,32 16,64 2,8" "1x8192 1x32768 8192x4"
+}

@@ -6,7 +6,4 @@ set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
-PYTHONPATH=/tmp/site timeout 90 python3 benchmarks/profile_kernels.py --heads 16,16 \
-  --mixes 1x8192 6144+2048 1x32768 > "$OUT/profile_16_16.log" 2>&1
-echo "rc=$?"
-awk '/training step:/{p=1} /chunk states kept/{p=0} p' "$OUT/profile_16_16.log"
+profile_step 1 16,16 "1x8192 6144+2048 1x32768" 90
