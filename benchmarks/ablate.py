@@ -440,7 +440,9 @@ SPECS = {
 # others (benchmarks/results/H200_bwdc_prio.md); plv / plc / plvc / r2plvc: V after Q and K too (prio_v), each load
 # after its predecessor's arrival (chain_loads); plnj / plt / plr4 / ply: the gmax 1 variant with join=False, tma_dv,
 # 248 / 224 / 32, wa_async; di / dipl: dVd read from dv's rows (dvd_in; dvd_prefill fills them; not yet run);
-# pldq / pldqnj: dq stored from WA's accumulator once final (dq_early, without the join too; not yet run)
+# pldq / pldqnj: dq stored from WA's accumulator once final (dq_early, without the join too; not yet run); hg / r2hg /
+# plhg: <S0, dS1> by two tensor-core products (hs_gemm, twenty-sixth session) at the default, the gmax 2 and the gmax 1
+# variants' parameters
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -465,7 +467,9 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwsply": dict(prio_loads=True, wa_async=True), "bwdcwsdi": dict(dvd_in=True),
                       "bwdcwsdipl": dict(dvd_in=True, prio_loads=True),
                       "bwdcwspldq": dict(prio_loads=True, dq_early=True),
-                      "bwdcwspldqnj": dict(prio_loads=True, dq_early=True, join=False)}.items():
+                      "bwdcwspldqnj": dict(prio_loads=True, dq_early=True, join=False),
+                      "bwdcwshg": dict(hs_gemm=True), "bwdcwsr2hg": dict(regs=(240, 224, 40), hs_gemm=True),
+                      "bwdcwsplhg": dict(prio_loads=True, hs_gemm=True)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
     if _extra.get("dvd_in"):  # dVd read from dv's rows: filled before the run whose outputs are compared
         SPECS[_name]["prefill"] = dvd_prefill

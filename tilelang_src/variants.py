@@ -152,9 +152,11 @@ EXTRA_PROGRAMS = {
              # exposed, and at 24 registers they spill.
              # H200, ablate.py --rounds 7 (interleaved), 16384 tokens, every output bitwise equal
              # (benchmarks/results/H200_bwdc_regs.md): 0.930x the default's time at (32, 32), 0.94x at (16, 16),
-             # 0.977x at (16, 32); at four v-heads 0.995x at (2, 8) but 1.093x at (16, 64), so not the default
+             # 0.977x at (16, 32); at four v-heads 0.995x at (2, 8) but 1.093x at (16, 64), so not the default.
+             # <S0, dS1> by two tensor-core products (hs_gemm): 0.989x at (16, 32), 16384 tokens (ablate.py --rounds 5,
+             # benchmarks/results/H200_hs_gemm.md; dg within 4e-6 of the fold's); at four v-heads 0.999-1.008x (noise)
              ("gdn_bwd_chunk", "sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
-              dict(K=128, V=128, BT=64, dl_rs=True, regs=(240, 224, 40)), (("gmax", 2),)),
+              dict(K=128, V=128, BT=64, dl_rs=True, regs=(240, 224, 40), hs_gemm=True), (("gmax", 2),)),
              # the chunk gradient for one v-head per qk-head (gmax 1): every CTA is its first v-head, and loading dS1
              # and dO after Q and K (prio_loads) takes them out of the CTA's first memory burst; the default register
              # split. H200, ablate.py --rounds 5, 16384 tokens, every output bitwise equal
@@ -166,9 +168,11 @@ EXTRA_PROGRAMS = {
              # one v-head per qk-head: csrc/ops/gdn_bwd.cpp runs it instead of the state-gradient main pass and the
              # chunk gradient (FLASHQLA_FUSED_BWD=0 keeps those). H200 (benchmarks/fused_bwd_check.py,
              # H200_fused_bwd_dl.log): the kernel 0.72x the pair's time at (32, 32) 8192x4, 0.64x at 1024x8; in the op,
-             # with its own segment plan, the backward 0.69-0.92x, the training step 0.75-0.95x (H200_fused_bwd.md)
+             # with its own segment plan, the backward 0.69-0.92x, the training step 0.75-0.95x (H200_fused_bwd.md).
+             # WK's <S0, dS~> by two tensor-core products (hs_gemm): 0.978x / 0.982x the default's time at (32, 32)
+             # 8192x4 / 1024x8, 0.985x at (16, 16) 1024x8 (fused_bwd_check.py, benchmarks/results/H200_hs_gemm.md)
              ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
-              dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True), (("gmax", 1),))],
+              dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True), (("gmax", 1),))],
 }
 
 

@@ -40,3 +40,17 @@ def fold_state_row_sums(h_s, dh_s, hprod, hsum, hs_s, st, K, V):
     T.reduce_sum(hprod, hsum, dim=1)
     for a in T.Parallel(K // 4):
         hs_s[st, a] = hsum[a]
+
+
+@T.macro
+def gemm_state_sums(h_s, dh_s, acc, hs_s, st, BT):
+    """hs_s[st, r] <- sum over the two row blocks q and the columns b of S0[q * BT + r, b] * dS1[q * BT + r, b]
+    (r < BT; S0, dS1 [2 BT, V] bf16 tiles): the diagonal of S0[:BT] dS1[:BT]^T + S0[BT:] dS1[BT:]^T, two products
+    of the tensor cores into `acc` ([BT, BT] fp32 wgmma accumulator) instead of fold_state_row_sums' elementwise
+    products and row reduction; the threads that hold a diagonal element write it. The same total (<S0, dS1>, the
+    whole-chunk term of dg) in another order of additions: add_whole_chunk_terms with BT partial sums."""
+    T.gemm(h_s[0:BT, :], dh_s[0:BT, :], acc, transpose_B=True, clear_accum=True)
+    T.gemm(h_s[BT:2 * BT, :], dh_s[BT:2 * BT, :], acc, transpose_B=True)
+    for r, c in T.Parallel(BT, BT):
+        if r == c:
+            hs_s[st, r] = acc[r, c]

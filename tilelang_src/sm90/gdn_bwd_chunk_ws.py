@@ -39,7 +39,7 @@ import tilelang.language as T
 
 from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, scale_gamma
 from common.chunk_load import load_tile
-from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums
+from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums
 from common.chunk_store import store_chunk_rows
 from common.seq_index import chunk_of_slot, chunk_rows
 
@@ -124,6 +124,9 @@ def gdn_bwd_chunk_ws_sm90(
     # the accumulator's 4-byte pair stores (about 30 instructions each, common/chunk_store.py). H200 (ablate spec
     # bwdcwspldq, outputs bitwise equal; H200_bwdc_prio.md, twenty-fourth session): 1.24-1.51x prio_loads' time: off
     dq_early: bool = False,
+    # WK's <S0, dS1> by two tensor-core products whose diagonal holds BT partial sums (common/chunk_sums.py
+    # gemm_state_sums; the fused backward's hs_gemm) instead of the elementwise products over 64 KB of shared memory
+    hs_gemm: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -134,7 +137,8 @@ def gdn_bwd_chunk_ws_sm90(
     # read of Vd and after writing gu, ka and hs, and WA waits on dp_read (before writing dKs) ahead of both
     # the dg sums and the next v-head's Vd, so that wait covers vd_read and bar_kg (under u_in_wk also WA's wait
     # on bar_w of the next v-head, which WK arrives after its Vd read)
-    n_hs = K // 4 if hs_fold else K  # the entries of hs_s that WK writes and the dg sum reads
+    assert K == 2 * BT or not hs_gemm, "hs_gemm's products take S0 and dS1 in two blocks of BT rows"
+    n_hs = BT if hs_gemm else (K // 4 if hs_fold else K)  # the entries of hs_s that WK writes and the dg sum reads
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -259,6 +263,7 @@ def gdn_bwd_chunk_ws_sm90(
             rows_k = T.alloc_fragment((BT,), accum)
             hprod = T.alloc_fragment((K // 4, V), accum)
             hsum = T.alloc_fragment((K // 4,), accum)
+            hd = T.alloc_fragment((BT, BT), accum)  # S0 dS1^T blocks (hs_gemm)
             dgl = T.alloc_var(accum)
             cs = T.alloc_local((8,), accum)  # partial column sums (col_sums)
 
@@ -557,7 +562,9 @@ def gdn_bwd_chunk_ws_sm90(
                     # total is used: with hs_fold the quarters are added elementwise first and one row reduction
                     # leaves K / 4 partial sums (a quarter of the cross-thread reductions)
                     T.barrier_wait(bar_h[0], ph)
-                    if hs_fold:
+                    if hs_gemm:
+                        gemm_state_sums(h_s, dh_s, hd, hs_s, st, BT)
+                    elif hs_fold:
                         fold_state_row_sums(h_s, dh_s, hprod, hsum, hs_s, st, K, V)
                     else:
                         for qtr in T.serial(4):

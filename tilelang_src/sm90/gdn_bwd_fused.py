@@ -38,7 +38,7 @@ import tilelang.language as T
 from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, scale_gamma
 from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
-from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums
+from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums
 from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
 
@@ -73,13 +73,23 @@ def gdn_bwd_fused_sm90(
     # own chain reaches dP^T Q at ~19.8k), then WK ~4.4k for WA's dA (staging dq, E and dA took WA to ~24.8k); the
     # period (25.0k) is that cycle: WK's chain to dP^T Q, WA's dq, E and dA, WK's dL / dKs / dKs K. With dA first,
     # WK's wait goes: ~20.5k (-18%), an estimate (WK may then wait for its next K at the chunk start: K is reloaded
-    # only after WK's dKs K). Compiled here (nvcc 13.0), the protocol simulated, not yet run on a GPU
+    # only after WK's dKs K). Measured (H200, benchmarks/results/H200_hs_gemm.md): 1.11x the default's time at (32, 32)
+    # 8192x4, 0.98x at 1024x8; its timeline: period 26.0k, WK's chain to dP^T Q 18.5k instead of 15.7k (WA's E and dA
+    # beside it compete for the SM's issue slots and shared memory): off
     dq_after_da: bool = False,
+    # WK's <S0, dS~> (dg's whole-chunk term) by two tensor-core products, S0[:64] dS~[:64]^T + S0[64:] dS~[64:]^T,
+    # whose diagonal holds BT partial sums (common/chunk_sums.py gemm_state_sums), instead of the elementwise fold
+    # over 64 KB of shared memory (~2.2k cycles on WK's chain before its Vd dS~^T in the twenty-fifth session's
+    # timeline; under Nsight Compute the fold was 42M of the kernel's 466M instructions, (32, 32) 1x32768). H200
+    # (benchmarks/fused_bwd_check.py, benchmarks/results/H200_hs_gemm.md): 0.978x the fold's time at (32, 32)
+    # 8192x4, 0.982x at 1024x8, 0.985x at (16, 16) 1024x8; with dq_after_da 1.045x at 8192x4
+    hs_gemm: bool = True,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
     assert dl_in_wk or not dq_after_da, "dq_after_da reorders the dl_in_wk hand-off (WA's chunk ends with dA)"
-    n_hs = K // 4  # partial sums of <S0, dS~> that WK writes (four row quarters folded first)
+    assert K == 2 * BT or not hs_gemm, "hs_gemm's products take S0 and dS~ in two blocks of BT rows"
+    n_hs = BT if hs_gemm else K // 4  # partial sums of <S0, dS~> that WK writes (the fold: four row quarters first)
     num_tokens = T.dynamic("num_tokens")
     HV = T.dynamic("num_v_heads")  # == the number of qk-heads (one v-head per group)
     N1 = T.dynamic("num_seqs_plus_one")
@@ -169,7 +179,7 @@ def gdn_bwd_fused_sm90(
             # WK's fragments
             acc_k = T.alloc_fragment((BT, V), accum)
             mk = T.alloc_fragment((BT, BT), accum)  # A^T dA, dL, dKs (dl_in_wk)
-            pk = T.alloc_fragment((BT, BT), accum)  # K K^T, dL * K K^T (dl_in_wk)
+            pk = T.alloc_fragment((BT, BT), accum)  # K K^T, dL * K K^T (dl_in_wk); S0 dS~^T blocks (hs_gemm)
             adk_r = T.alloc_fragment((BT, BT), dtype)  # A^T dA, the register operand of (A^T dA) A^T (dl_in_wk)
             dkf = T.alloc_fragment((BT, K), accum)
             rows_k = T.alloc_fragment((BT,), accum)
@@ -402,7 +412,10 @@ def gdn_bwd_fused_sm90(
                     T.barrier_arrive(bar_dvd[0])
 
                     # ---- <S0, dS~>'s row sums (the whole-chunk gate), K / 4 partial sums
-                    fold_state_row_sums(h_s, dh_s, hprod, hsum, hs_s, st, K, V)
+                    if hs_gemm:
+                        gemm_state_sums(h_s, dh_s, pk, hs_s, st, BT)
+                    else:
+                        fold_state_row_sums(h_s, dh_s, hprod, hsum, hs_s, st, K, V)
 
                     # ---- dK = r * (Vd dS~^T) (the chunk's first term of dK); its row products with K (the gate of r)
                     T.barrier_wait(bar_vd[0], ph)
