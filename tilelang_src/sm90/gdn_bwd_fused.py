@@ -82,7 +82,7 @@ def gdn_bwd_fused_sm90(
     # over 64 KB of shared memory (~2.2k cycles on WK's chain before its Vd dS~^T in the twenty-fifth session's
     # timeline; under Nsight Compute the fold was 42M of the kernel's 466M instructions, (32, 32) 1x32768). H200
     # (benchmarks/fused_bwd_check.py, benchmarks/results/H200_hs_gemm.md): 0.978x the fold's time at (32, 32)
-    # 8192x4, 0.982x at 1024x8, 0.985x at (16, 16) 1024x8; with dq_after_da 1.045x at 8192x4
+    # 8192x4, 0.982x at 1024x8, 0.985x at (16, 16) 1024x8; adding dq_after_da: 1.045x hs_gemm's time at 8192x4
     hs_gemm: bool = True,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
