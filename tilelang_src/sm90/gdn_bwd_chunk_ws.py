@@ -44,7 +44,6 @@ from common.chunk_store import store_chunk_rows
 from common.seq_index import chunk_of_slot, chunk_rows
 
 LOG2E = 1.4426950408889634
-ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrix (bank spread, see gdn_bwd_chunk.py)
 
 
 def gdn_bwd_chunk_ws_sm90(
@@ -127,6 +126,10 @@ def gdn_bwd_chunk_ws_sm90(
     # WK's <S0, dS1> by two tensor-core products whose diagonal holds BT partial sums (common/chunk_sums.py
     # gemm_state_sums; the fused backward's hs_gemm) instead of the elementwise products over 64 KB of shared memory
     hs_gemm: bool = False,
+    # floats of padding per row of the fp32 C x C matrix sq_s: its writes from wgmma fragments (8-byte stores, a
+    # half-warp covering 4 rows x 8 columns) and gate_e's reads in the fragment layout are conflict-free at a row
+    # stride of 8 mod 32 words (row_pad 8), 2-way at 4; col_sums' column walks are conflict-free at either
+    row_pad: int = 4,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -225,7 +228,7 @@ def gdn_bwd_chunk_ws_sm90(
             dp_s = T.alloc_shared((BT, BT), dtype)  # dP, then dKs = dKK + dKK^T (WA -> WK)
             vd_s = T.alloc_shared((BT, V), dtype)  # Vd (WA -> WK)
             dvd_s = T.alloc_shared((BT, V), dtype)  # dVd (WK -> WA)
-            sq_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # E's first part, E, dAb * A, dKK (WA)
+            sq_s = T.alloc_shared((BT, BT + row_pad), accum)  # E's first part, E, dAb * A, dKK (WA)
             # per-row vectors: WA's, WK's, and WK -> WA (two stages by v-head parity)
             gam_a = T.alloc_shared((BT,), accum)
             gam_k = T.alloc_shared((BT,), accum)

@@ -43,7 +43,6 @@ from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
-ROW_PAD = 4  # floats of padding per row of the fp32 C x C shared matrix (bank spread, see gdn_bwd_chunk.py)
 
 
 def gdn_bwd_fused_sm90(
@@ -84,6 +83,12 @@ def gdn_bwd_fused_sm90(
     # (benchmarks/fused_bwd_check.py, benchmarks/results/H200_hs_gemm.md): 0.978x the fold's time at (32, 32)
     # 8192x4, 0.982x at 1024x8, 0.985x at (16, 16) 1024x8; adding dq_after_da: 1.045x hs_gemm's time at 8192x4
     hs_gemm: bool = True,
+    # floats of padding per row of the fp32 C x C matrix sq_s. Its writes from wgmma fragments are 8-byte stores whose
+    # half-warps cover 4 rows x 8 columns: conflict-free when the row stride is 8 mod 32 words (row_pad 8); the
+    # transposed reads of dKs = dKK + dKK^T (4-byte loads of 8 rows x 4 column pairs) when it is 4 mod 16 (row_pad
+    # 4). Per chunk 4 stores and gate_e's fragment-layout load against 1 transposed read; under Nsight Compute
+    # (row_pad 4, (32, 32) 1x32768) the stores' 2-way conflicts were 10.5M of 178.9M shared wavefronts
+    row_pad: int = 4,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
@@ -150,7 +155,7 @@ def gdn_bwd_fused_sm90(
             dp_s = T.alloc_shared((BT, BT), dtype)  # dP, then dKs = dKK + dKK^T (WA -> WK)
             vd_s = T.alloc_shared((BT, V), dtype)  # Vd (WA -> WK), then dVg (WK -> WS)
             dvd_s = T.alloc_shared((BT, V), dtype)  # dVd (WK -> WA), then dv (WK)
-            sq_s = T.alloc_shared((BT, BT + ROW_PAD), accum)  # E's first part, E, dAb * A, dKK (WA)
+            sq_s = T.alloc_shared((BT, BT + row_pad), accum)  # E's first part, E, dAb * A, dKK (WA)
             # per-row vectors: WA's, WK's, and WK -> WA (two stages by chunk parity)
             gam_a = T.alloc_shared((BT,), accum)
             gam_k = T.alloc_shared((BT,), accum)
