@@ -443,6 +443,8 @@ SPECS = {
 # pldq / pldqnj: dq stored from WA's accumulator once final (dq_early, without the join too; not yet run); hg / r2hg /
 # plhg: <S0, dS1> by two tensor-core products (hs_gemm, twenty-sixth session) at the default, the gmax 2 and the gmax 1
 # variants' parameters
+# p8 / r2hgp8: the fp32 C x C buffer's rows padded by 8 floats instead of 4 (row_pad, twenty-seventh session) at the
+# default and the shipped gmax 2 variant's parameters
 _WA_OPTIONS = ("vd_halves", "dg_warp_sum", "frag_stores", "hs_fold")
 for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(regs=(240, 224, 40)),
                       "bwdcwsr3": dict(regs=(232, 232, 40)), "bwdcwsnh": dict(vd_halves=False),
@@ -469,7 +471,9 @@ for _name, _extra in {"bwdcwsr1": dict(regs=(248, 232, 24)), "bwdcwsr2": dict(re
                       "bwdcwspldq": dict(prio_loads=True, dq_early=True),
                       "bwdcwspldqnj": dict(prio_loads=True, dq_early=True, join=False),
                       "bwdcwshg": dict(hs_gemm=True), "bwdcwsr2hg": dict(regs=(240, 224, 40), hs_gemm=True),
-                      "bwdcwsplhg": dict(prio_loads=True, hs_gemm=True)}.items():
+                      "bwdcwsplhg": dict(prio_loads=True, hs_gemm=True),
+                      "bwdcwsp8": dict(row_pad=8),
+                      "bwdcwsr2hgp8": dict(regs=(240, 224, 40), hs_gemm=True, row_pad=8)}.items():
     SPECS[_name] = dict(SPECS["bwdcws"], params=dict(SPECS["bwdcws"]["params"], **_extra), variants=["cur"])
     if _extra.get("dvd_in"):  # dVd read from dv's rows: filled before the run whose outputs are compared
         SPECS[_name]["prefill"] = dvd_prefill

@@ -96,13 +96,18 @@ PROGRAMS = {
     "sm90": {**_SM90_PROGRAMS,
              "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90",
                                 dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4, z_rs=True,
-                                     tma_loads=True, mma_level1=True, diag8=True), ()),
-             "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
-                         (("bv", 64),)),
+                                     tma_loads=True, mma_level1=True, diag8=True, form_z=False), ()),
+             # the forward forms Z itself (z_in_kernel; the prep above then reads no Q and stores no Z: form_z=False,
+             # the two go together, checked below)
+             "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90",
+                         dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True, z_in_kernel=True), (("bv", 64),)),
              "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),
                             (("bv", 64),)),
+             # row_pad 8 (the fp32 C x C buffer's fragment stores conflict-free): 0.987x the time at (16, 64), 0.990x
+             # at (16, 32), 1.000x at (2, 8) (ablate.py, 16384 tokens, benchmarks/results/H200_row_pad.md); the gmax 2
+             # row keeps 4 (1.011x, 0.987x, 1.002x: noise)
              "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk_ws", "gdn_bwd_chunk_ws_sm90",
-                               dict(K=128, V=128, BT=64, dl_rs=True), ())},
+                               dict(K=128, V=128, BT=64, dl_rs=True, row_pad=8), ())},
     # the sm90 programs; the chunk gradient without batched reductions (TileLang 0.1.15 leaves the batch's
     # pack buffer undefined when it lowers them for sm_100a)
     "sm100": {**_SM90_PROGRAMS,
@@ -144,8 +149,8 @@ EXTRA_PROGRAMS = {
     # the fused forward with a 128-wide V slice (one CTA per head and segment), chosen per call where the
     # heads and sequences fill the SMs (plan_fwd, csrc/ops/segment_plan.cpp; FLASHQLA_FWD_BLOCK_V forces it); o of a
     # full chunk stored by TMA from W's stage (stage_o), h by TMA (tma_h)
-    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True),
-              (("bv", 128),)),
+    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
+              dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True, z_in_kernel=True), (("bv", 128),)),
              # the chunk gradient for two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks the smallest gmax at
              # least the group; one v-head takes gmax 1 below), its registers split 240 / 224 / 40 instead of
              # 256 / 224 / 24: with one or two v-heads per CTA the producer warps' loads of each CTA's first v-head are
@@ -171,14 +176,21 @@ EXTRA_PROGRAMS = {
              # with its own segment plan, the backward 0.69-0.92x, the training step 0.75-0.95x (H200_fused_bwd.md).
              # WK's <S0, dS~> by two tensor-core products (hs_gemm): 0.978x / 0.982x the default's time at (32, 32)
              # 8192x4 / 1024x8, 0.985x at (16, 16) 1024x8 (fused_bwd_check.py, benchmarks/results/H200_hs_gemm.md)
+             # Its fp32 C x C buffer's rows padded by 8 floats (row_pad: fragment stores conflict-free): 1.000x /
+             # 0.989x the time at (32, 32) 8192x4 / 1024x8, 0.995x / 0.996x at (16, 16) (fused_bwd_check.py,
+             # benchmarks/results/H200_row_pad.md)
              ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
-              dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True), (("gmax", 1),))],
+              dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8), (("gmax", 1),))],
 }
 
 
 def _family_variants(family: str, arch: str) -> list[Variant]:
     rows = []
     programs = [(kernel, *spec) for kernel, spec in PROGRAMS[family].items()] + EXTRA_PROGRAMS.get(family, [])
+    # a family's prep stores Z exactly when none of its forwards forms Z itself (the op runs one prep and one forward)
+    forms_z = {params.get("z_in_kernel", False) for kernel, _, _, params, _ in programs if kernel == "gdn_fwd"}
+    prep_z = PROGRAMS[family]["gdn_chunk_prep"][2].get("form_z", True)
+    assert forms_z == {not prep_z}, f"{family}: the forwards' z_in_kernel {forms_z} against the prep's form_z {prep_z}"
     for short, dtype in DTYPES.items():
         for kernel, module, factory, params, key in programs:
             rows.append(Variant(arch, family, kernel, module, factory, params=dict(dtype=dtype, **params),

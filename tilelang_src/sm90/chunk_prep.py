@@ -108,6 +108,9 @@ def gdn_chunk_prep_sm90(
     # outputs bitwise equal): 73.6 -> 75.0 us at (2, 8), 159.8 -> 162.9 at (16, 16), 257.7 -> 261.8 at (16, 32),
     # 450.2 -> 462.1 at (16, 64); on a lone warpgroup (prep16l2) 73.3 -> 76.0 us: TileLang's T.gemm is faster here, off
     mma_level2: bool = False,
+    # Z formed and stored (and Q loaded for it). False for forwards that form Z themselves (gdn_fwd.py z_in_kernel):
+    # the prep then loads only K, forms K K^T, the inverse and A, and never writes z
+    form_z: bool = True,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
@@ -131,14 +134,16 @@ def gdn_chunk_prep_sm90(
             T.fence_proxy_async()  # every writer's fence before the barrier TileLang puts ahead of the TMA
         if tma_stores and full:
             T.tma_copy(pa_s[1, :, :], A[t0:t0 + BT, hv, 0:BT])
-            T.tma_copy(pa_s[0, :, :], z[t0:t0 + BT, hv, 0:BT])
+            if form_z:
+                T.tma_copy(pa_s[0, :, :], z[t0:t0 + BT, hv, 0:BT])
         else:
             for r, c in T.Parallel(BT, BT):
                 if r < n_store:
                     A[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[1, r, c], T.cast(0, dtype))
-            for r, c in T.Parallel(BT, BT):
-                if r < n_store:
-                    z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
+            if form_z:
+                for r, c in T.Parallel(BT, BT):
+                    if r < n_store:
+                        z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
 
     @T.macro
     def solve_diag_column(m_s, inv_s, b_s, col, tx, n):
@@ -316,7 +321,8 @@ def gdn_chunk_prep_sm90(
             gc_s = T.alloc_shared((BT,), accum)  # this v-head's gates, summed in place (or copied summed: gates_once)
             b_s = T.alloc_shared((BT,), accum)
             k_s = T.alloc_shared((BT, K), dtype)
-            q_s = T.alloc_shared((BT, K), dtype)
+            if form_z:
+                q_s = T.alloc_shared((BT, K), dtype)
             kk = T.alloc_fragment((BT, BT), accum)
             qk = T.alloc_fragment((BT, BT), accum)
             acc16 = T.alloc_fragment((2, 16, 16), accum)
@@ -338,7 +344,7 @@ def gdn_chunk_prep_sm90(
                 fa = T.alloc_local((8 if mma_level2 else 4,), accum)
                 fb = T.alloc_local((2,), accum)
                 fc = T.alloc_local((8 if mma_level2 else 4,), accum)
-            if z_rs:
+            if z_rs and form_z:
                 pg_frag = T.alloc_fragment((BT, BT), dtype)  # Pg in the q dtype: the Z wgmma's A operand
             if tma_loads:
                 bar_qk = T.alloc_barrier(32)  # Q and K of a full chunk landed (warp 0 arrives; one phase per CTA)
@@ -355,20 +361,23 @@ def gdn_chunk_prep_sm90(
             if tma_loads and full:
                 if T.get_thread_binding() < 32:
                     T.tma_copy(k[t0:t0 + BT, hq, 0:K], k_s, barrier=bar_qk[0], leader_scope_threads=32)
-                    T.tma_copy(q[t0:t0 + BT, hq, 0:K], q_s, barrier=bar_qk[0], leader_scope_threads=32)
+                    if form_z:
+                        T.tma_copy(q[t0:t0 + BT, hq, 0:K], q_s, barrier=bar_qk[0], leader_scope_threads=32)
                     T.barrier_arrive(bar_qk[0])
                 T.barrier_wait(bar_qk[0], 0)
             else:
                 for r, c in T.Parallel(BT, K):
                     k_s[r, c] = T.if_then_else(r < n_valid, k[t0 + r, hq, c], T.cast(0, dtype))
-                for r, c in T.Parallel(BT, K):
-                    q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
+                if form_z:
+                    for r, c in T.Parallel(BT, K):
+                        q_s[r, c] = T.if_then_else(r < n_valid, q[t0 + r, hq, c], T.cast(0, dtype))
 
             # ---- M: Q K^T on and below the diagonal, K K^T above it (the two accumulators share a layout)
             T.gemm(k_s, k_s, kk, transpose_B=True, clear_accum=True)
-            T.gemm(q_s, k_s, qk, transpose_B=True, clear_accum=True)
-            for r, c in T.Parallel(BT, BT):
-                kk[r, c] = T.if_then_else(r >= c, qk[r, c], kk[r, c])
+            if form_z:  # (without Z only M's strictly upper part, K K^T, is read)
+                T.gemm(q_s, k_s, qk, transpose_B=True, clear_accum=True)
+                for r, c in T.Parallel(BT, BT):
+                    kk[r, c] = T.if_then_else(r >= c, qk[r, c], kk[r, c])
             T.copy(kk, m_s[:, 0:BT])
             # the inverse's strictly upper 16-blocks inside its diagonal 32-blocks are read as zeros by the
             # level-2 merge; nothing else writes them
@@ -461,49 +470,55 @@ def gdn_chunk_prep_sm90(
                         for r, c in T.Parallel(32, 32):
                             inv_s[32 + r, c] = acc32[r, c]
 
-                # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (the loads let-bound before the selects: inside a
-                # select they became branches of their own, docs/fwd_profile.md)
                 if tma_stores:  # the previous v-head's stores have read pa_s
                     T.tma_store_wait()
-                if pg_ag_one_loop:
-                    for r, c in T.Parallel(BT, BT):
-                        gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
-                        qk_rc = m_s[r, c]
-                        a_beta = inv_s[r, c] * b_s[c]
-                        kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
-                        qk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
-                    if z_rs:
-                        T.copy(kk, pg_frag)
+                if form_z:
+                    # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (the loads let-bound before the selects: inside a
+                    # select they became branches of their own, docs/fwd_profile.md)
+                    if pg_ag_one_loop:
+                        for r, c in T.Parallel(BT, BT):
+                            gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                            qk_rc = m_s[r, c]
+                            a_beta = inv_s[r, c] * b_s[c]
+                            kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
+                            qk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
+                        if z_rs:
+                            T.copy(kk, pg_frag)
+                        else:
+                            T.copy(kk, pa_s[0, :, :])
+                        T.copy(qk, pa_s[1, :, :])
                     else:
+                        for r, c in T.Parallel(BT, BT):
+                            gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                            qk_rc = m_s[r, c]
+                            kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
                         T.copy(kk, pa_s[0, :, :])
-                    T.copy(qk, pa_s[1, :, :])
-                else:
-                    for r, c in T.Parallel(BT, BT):
-                        gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
-                        qk_rc = m_s[r, c]
-                        kk[r, c] = T.if_then_else(r >= c, scale * gamma * qk_rc, 0.0)
-                    T.copy(kk, pa_s[0, :, :])
-                    for r, c in T.Parallel(BT, BT):
-                        gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
-                        a_beta = inv_s[r, c] * b_s[c]
-                        kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
-                    T.copy(kk, pa_s[1, :, :])
-                if z_rs:
-                    T.fence_proxy_async()  # Ag's generic-proxy writes before the wgmma's async-proxy reads
-                    T.sync_threads()
-                    T.wgmma_gemm(pg_frag, pa_s[1, :, :], kk, clear_accum=True)
-                    for r, c in T.Parallel(BT, BT):  # A, while the tensor cores form Z
-                        a_rc = inv_s[r, c]
-                        qk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
-                    T.wait_wgmma(0)
-                    # the accumulator's reads stay after the wait (nvcc may not move them above it)
-                    T.warpgroup_fence_operand(kk, num_regs=BT * BT // threads)
-                    T.sync_threads()  # every warp's wgmma has read Ag before A overwrites it
-                    T.copy(kk, pa_s[0, :, :])  # Z
-                    T.copy(qk, pa_s[1, :, :])  # A in the q dtype
-                else:
-                    T.gemm(pa_s[0, :, :], pa_s[1, :, :], kk, clear_accum=True)
-                    T.copy(kk, pa_s[0, :, :])  # Z, through Pg's buffer (its last read was that GEMM)
+                        for r, c in T.Parallel(BT, BT):
+                            gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)
+                            a_beta = inv_s[r, c] * b_s[c]
+                            kk[r, c] = T.if_then_else(r >= c, gamma * a_beta, 0.0)
+                        T.copy(kk, pa_s[1, :, :])
+                    if z_rs:
+                        T.fence_proxy_async()  # Ag's generic-proxy writes before the wgmma's async-proxy reads
+                        T.sync_threads()
+                        T.wgmma_gemm(pg_frag, pa_s[1, :, :], kk, clear_accum=True)
+                        for r, c in T.Parallel(BT, BT):  # A, while the tensor cores form Z
+                            a_rc = inv_s[r, c]
+                            qk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
+                        T.wait_wgmma(0)
+                        # the accumulator's reads stay after the wait (nvcc may not move them above it)
+                        T.warpgroup_fence_operand(kk, num_regs=BT * BT // threads)
+                        T.sync_threads()  # every warp's wgmma has read Ag before A overwrites it
+                        T.copy(kk, pa_s[0, :, :])  # Z
+                        T.copy(qk, pa_s[1, :, :])  # A in the q dtype
+                    else:
+                        T.gemm(pa_s[0, :, :], pa_s[1, :, :], kk, clear_accum=True)
+                        T.copy(kk, pa_s[0, :, :])  # Z, through Pg's buffer (its last read was that GEMM)
+                        for r, c in T.Parallel(BT, BT):
+                            a_rc = inv_s[r, c]
+                            kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
+                        T.copy(kk, pa_s[1, :, :])  # A in the q dtype
+                else:  # ---- A alone
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
                         kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)

@@ -55,6 +55,15 @@ def gdn_fwd_sm90(
     # work uses). H200 (ablate.py, --no-o --store-h, outputs bitwise equal): 2.26 -> 2.05 us per chunk at BV = 128,
     # (16, 64); 1.41 -> 1.30 at BV = 64, (2, 8). On in variants.py for the sm90 family
     tma_h: bool = False,
+    # WG2 forms Z = (scale * Gamma * (Q K^T)) (Gamma * A * beta_col) itself, off the chain (before it waits for S~),
+    # from the ring's Q, K, A and gates, instead of loading the chunk prep's Z: the prep then reads no Q and stores no
+    # Z (chunk_prep.py form_z=False): 512 of the ~2050 bytes of HBM traffic per token and v-head of the prep and this
+    # kernel together (Q's read and Z's write in the prep, Z's read here), where the multi-sequence shapes are
+    # memory-bound (e.g. (32, 32) 8192x4: 2.1 GB moved in 0.65 ms). Pg goes to the tensor cores from registers (RS), Ag
+    # through z_s, and Z
+    # stays in registers as the bf16 A operand of O += Z W. Ag's A is the bf16 one (the prep rounded Gamma * A * beta
+    # from the fp32 inverse): one more rounding of a bf16 operand
+    z_in_kernel: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
     NV = V // BV
@@ -120,7 +129,8 @@ def gdn_fwd_sm90(
         k: T.Tensor((num_tokens, H, K), dtype),
         v: T.Tensor((num_tokens, HV, V), dtype),
         A: T.Tensor((num_tokens, HV, BT), dtype),
-        z: T.Tensor((num_tokens, HV, BT), dtype),  # read only when o is stored (any [T, HV, BT] buffer otherwise)
+        # read only when o is stored without z_in_kernel (any [T, HV, BT] buffer otherwise)
+        z: T.Tensor((num_tokens, HV, BT), dtype),
         g_cumsum: T.Tensor((num_tokens, HV), accum),
         beta: T.Tensor((num_tokens, HV), accum),
         cu_seqlens: T.Tensor((N1,), "int32"),
@@ -177,7 +187,8 @@ def gdn_fwd_sm90(
             k_s = T.alloc_shared((2, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
             a_s = T.alloc_shared((2, BT, BT), dtype)
-            zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
+            if not z_in_kernel:
+                zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
             # exchange on the chain (S~ and X: NST buffers)
@@ -185,7 +196,8 @@ def gdn_fwd_sm90(
             x_s = T.alloc_shared((NST, BT, K), dtype)  # X (WG1 -> WG0)
             w_s = T.alloc_shared((2, BT, BV), dtype)  # W (WG1 -> WG0, WG2)
             # WG2 only
-            z_s = T.alloc_shared((BT, BT), dtype)  # Z, copied out of the ring (the stage is freed early)
+            # Z, copied out of the ring (the stage is freed early); with z_in_kernel Ag
+            z_s = T.alloc_shared((BT, BT), dtype)
             gam2_s = T.alloc_shared((BT,), accum)  # scale * gamma
             o_s = T.alloc_shared(O_STAGE, dtype)  # O (WG2 -> storer), with STAGE_O
             # WG1 only
@@ -196,6 +208,10 @@ def gdn_fwd_sm90(
             x_frag = T.alloc_fragment((BT, K), accum)
             u_frag = T.alloc_fragment((BT, BV), accum)
             o_frag = T.alloc_fragment((BT, BV), accum)
+            if z_in_kernel:
+                zq_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, Pg, Ag, then Z (WG2)
+                pg_frag = T.alloc_fragment((BT, BT), dtype)  # Pg: the A operand of Z = Pg Ag
+                zb_frag = T.alloc_fragment((BT, BT), dtype)  # Z: the A operand of O += Z W
             decay = T.alloc_var(accum)
 
             full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
@@ -306,8 +322,30 @@ def gdn_fwd_sm90(
                     if emit_o:
                         for r in T.Parallel(BT):
                             gam2_s[r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
-                        T.copy(zr_s[i % 2, :, :], z_s)
-                        T.fence_proxy_async()
+                        if z_in_kernel:
+                            # Z = Pg Ag: Pg = scale * Gamma * (Q K^T) in registers, Ag = Gamma * A * beta_col formed in
+                            # the fragment (shared reads only) and copied to z_s (a loop that reads and writes shared
+                            # memory gets a barrier per iteration)
+                            T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], zq_frag, transpose_B=True, clear_accum=True)
+                            for r, c in T.Parallel(BT, BT):
+                                gr = g_s[i % 2, r]
+                                gc = g_s[i % 2, c]
+                                pg = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0)
+                                zq_frag[r, c] = pg * zq_frag[r, c]
+                            T.copy(zq_frag, pg_frag)
+                            for r, c in T.Parallel(BT, BT):
+                                gr = g_s[i % 2, r]
+                                gc = g_s[i % 2, c]
+                                a_rc = a_s[i % 2, r, c]
+                                bc = b_s[i % 2, c]
+                                zq_frag[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * (a_rc * bc)
+                            T.copy(zq_frag, z_s)
+                            T.fence_proxy_async()
+                            T.gemm(pg_frag, z_s, zq_frag, clear_accum=True)
+                            T.copy(zq_frag, zb_frag)
+                        else:
+                            T.copy(zr_s[i % 2, :, :], z_s)
+                            T.fence_proxy_async()
                     T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
                     if emit_o:
                         # O = scale * gamma * (Q S~)
@@ -320,7 +358,10 @@ def gdn_fwd_sm90(
                     T.barrier_wait(w_ready[i % 2], (i // 2) % 2)
                     if emit_o:
                         # O += Z W
-                        T.gemm(z_s, w_s[i % 2, :, :], o_frag)
+                        if z_in_kernel:
+                            T.gemm(zb_frag, w_s[i % 2, :, :], o_frag)
+                        else:
+                            T.gemm(z_s, w_s[i % 2, :, :], o_frag)
                     if not STAGE_OW:
                         T.barrier_arrive(w_free[i % 2])
                     if emit_o:
@@ -366,7 +407,7 @@ def gdn_fwd_sm90(
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
-                        if emit_o:
+                        if not z_in_kernel and emit_o:
                             load_rows(z, zr_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full[i % 2])
