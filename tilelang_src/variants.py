@@ -96,11 +96,11 @@ PROGRAMS = {
     "sm90": {**_SM90_PROGRAMS,
              "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90",
                                 dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4, z_rs=True,
-                                     tma_loads=True, mma_level1=True, diag8=True, form_z=False), ()),
-             # the forward forms Z itself (z_in_kernel; the prep above then reads no Q and stores no Z: form_z=False,
-             # the two go together, checked below)
-             "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90",
-                         dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True, z_in_kernel=True), (("bv", 64),)),
+                                     tma_loads=True, mma_level1=True, diag8=True), ()),
+             # Z formed by the forward itself (gdn_fwd.py z_in_kernel, with the prep's form_z=False: the two go together,
+             # checked below) took 1.1-1.5x the forward's time (benchmarks/results/H200_z_in_kernel.md): off
+             "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
+                         (("bv", 64),)),
              "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),
                             (("bv", 64),)),
              # row_pad 8 (the fp32 C x C buffer's fragment stores conflict-free): 0.987x the time at (16, 64), 0.990x
@@ -149,8 +149,8 @@ EXTRA_PROGRAMS = {
     # the fused forward with a 128-wide V slice (one CTA per head and segment), chosen per call where the
     # heads and sequences fill the SMs (plan_fwd, csrc/ops/segment_plan.cpp; FLASHQLA_FWD_BLOCK_V forces it); o of a
     # full chunk stored by TMA from W's stage (stage_o), h by TMA (tma_h)
-    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
-              dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True, z_in_kernel=True), (("bv", 128),)),
+    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True),
+              (("bv", 128),)),
              # the chunk gradient for two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks the smallest gmax at
              # least the group; one v-head takes gmax 1 below), its registers split 240 / 224 / 40 instead of
              # 256 / 224 / 24: with one or two v-heads per CTA the producer warps' loads of each CTA's first v-head are

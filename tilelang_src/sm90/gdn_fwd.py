@@ -60,9 +60,12 @@ def gdn_fwd_sm90(
     # Z (chunk_prep.py form_z=False): 512 of the ~2050 bytes of HBM traffic per token and v-head of the prep and this
     # kernel together (Q's read and Z's write in the prep, Z's read here), where the multi-sequence shapes are
     # memory-bound (e.g. (32, 32) 8192x4: 2.1 GB moved in 0.65 ms). Pg goes to the tensor cores from registers (RS), Ag
-    # through z_s, and Z
-    # stays in registers as the bf16 A operand of O += Z W. Ag's A is the bf16 one (the prep rounded Gamma * A * beta
-    # from the fp32 inverse): one more rounding of a bf16 operand
+    # through z_s, and Z stays in registers as the bf16 A operand of O += Z W. Ag's A is the bf16 one (the prep rounded
+    # Gamma * A * beta from the fp32 inverse): one more rounding of a bf16 operand. H200 (bca921e's wheel against
+    # 4055a3f's, flashqla alone; benchmarks/results/H200_z_in_kernel.md): correct (235 GPU tests passed) but the forward
+    # took 1.41x the time at (32, 32) 8192x4, 1.42x at (32, 32) 1x8192, 1.52x at (16, 64) 8192x4, 1.13x at (2, 8)
+    # 1x8192: WG2 had no room for two more GEMMs and two element-wise passes per chunk (it starts chunk i's Z only after
+    # chunk i - 1's O, and at BV = 128 WG0 writes the next S~ only after WG2's Q S~ read: one S~ buffer). Off
     z_in_kernel: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
