@@ -177,7 +177,7 @@ EXTRA_PROGRAMS = {
              # WK's <S0, dS~> by two tensor-core products (hs_gemm): 0.978x / 0.982x the default's time at (32, 32)
              # 8192x4 / 1024x8, 0.985x at (16, 16) 1024x8 (fused_bwd_check.py, benchmarks/results/H200_hs_gemm.md)
              # Its fp32 C x C buffer's rows padded by 8 floats (row_pad: fragment stores conflict-free): 1.000x /
-             # 0.989x the time at (32, 32) 8192x4 / 1024x8, 0.995x / 0.996x at (16, 16) (fused_bwd_check.py,
+             # 0.989x the time at (32, 32) 8192x4 / 1024x8, 0.996x / 0.995x at (16, 16) (fused_bwd_check.py,
              # benchmarks/results/H200_row_pad.md)
              ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
               dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8), (("gmax", 1),))],

@@ -55,7 +55,7 @@ def gdn_fwd_sm90(
     # work uses). H200 (ablate.py, --no-o --store-h, outputs bitwise equal): 2.26 -> 2.05 us per chunk at BV = 128,
     # (16, 64); 1.41 -> 1.30 at BV = 64, (2, 8). On in variants.py for the sm90 family
     tma_h: bool = False,
-    # WG2 forms Z = (scale * Gamma * (Q K^T)) (Gamma * A * beta_col) itself, off the chain (before it waits for S~),
+    # WG2 forms Z = (scale * Gamma * (Q K^T)) (Gamma * A * beta_col) itself, before it waits for S~,
     # from the ring's Q, K, A and gates, instead of loading the chunk prep's Z: the prep then reads no Q and stores no
     # Z (chunk_prep.py form_z=False): 512 of the ~2050 bytes of HBM traffic per token and v-head of the prep and this
     # kernel together (Q's read and Z's write in the prep, Z's read here), where the multi-sequence shapes are
