@@ -333,6 +333,15 @@ SPECS = {
     "fwd128th": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True), fix=[],
                      last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
+    # the same two with Z read from the ring's stage by WG2's Z W (z_from_ring, twenty-seventh session)
+    "fwd_sothzr": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                       params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True,
+                                   z_from_ring=True), fix=[], last_param="", ablations={}, inputs=fwd_inputs, combos=[],
+                       unit="us/chunk", variants=["cur"]),
+    "fwd128thzr": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                       params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True,
+                                   z_from_ring=True), fix=[], last_param="", ablations={}, inputs=fwd_inputs, combos=[],
+                       unit="us/chunk", variants=["cur"]),
     # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
     # vpc), with the sm90 family's parameters (A and Z by TMA); variant `base` is the kernel file of --base-dir
     # (another commit's prep, e.g. the per-v-head one of ebdf7e6, which ignores vpc)

@@ -149,8 +149,11 @@ EXTRA_PROGRAMS = {
     # the fused forward with a 128-wide V slice (one CTA per head and segment), chosen per call where the
     # heads and sequences fill the SMs (plan_fwd, csrc/ops/segment_plan.cpp; FLASHQLA_FWD_BLOCK_V forces it); o of a
     # full chunk stored by TMA from W's stage (stage_o), h by TMA (tma_h)
-    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True),
-              (("bv", 128),)),
+    # Z for O += Z W read from the ring's stage (z_from_ring; H200, ablate.py, one 8192-token sequence, o bitwise the
+    # same: 0.963x the time per chunk at (128, 128), 0.991x at (32, 32); at BV = 64 0.969x at (32, 32) but 1.039x at
+    # (128, 128), so not there; benchmarks/results/H200_z_from_ring.md)
+    "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
+              dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True, z_from_ring=True), (("bv", 128),)),
              # the chunk gradient for two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks the smallest gmax at
              # least the group; one v-head takes gmax 1 below), its registers split 240 / 224 / 40 instead of
              # 256 / 224 / 24: with one or two v-heads per CTA the producer warps' loads of each CTA's first v-head are

@@ -67,8 +67,15 @@ def gdn_fwd_sm90(
     # 1x8192: WG2 had no room for two more GEMMs and two element-wise passes per chunk (it starts chunk i's Z only after
     # chunk i - 1's O, and at BV = 128 WG0 writes the next S~ only after WG2's Q S~ read: one S~ buffer). Off
     z_in_kernel: bool = False,
+    # WG2 reads Z for O += Z W from the ring's stage instead of copying it to z_s first (a 64 x 64 pass through its
+    # registers and a warpgroup barrier per chunk off WG2's work, which z_in_kernel showed to be near its limit); WG2
+    # then frees the ring stage after Z W instead of after Q S~. H200 (ablate.py, 8192 tokens, o bitwise the same;
+    # benchmarks/results/H200_z_from_ring.md): BV = 128 2.94 -> 2.83 us per chunk at (128, 128), 2.60 -> 2.57 at (32, 32);
+    # BV = 64 1.95 -> 1.89 at (32, 32), 3.87 -> 4.02 at (128, 128). On in variants.py's BV = 128 row
+    z_from_ring: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
+    assert not (z_in_kernel and z_from_ring), "z_from_ring reads the prep's Z"
     NV = V // BV
     # S~ and X buffers: two at BV = 64; one at BV = 128 (one CTA per head and segment, for calls whose heads
     # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
@@ -346,7 +353,7 @@ def gdn_fwd_sm90(
                             T.fence_proxy_async()
                             T.gemm(pg_frag, z_s, zq_frag, clear_accum=True)
                             T.copy(zq_frag, zb_frag)
-                        else:
+                        elif not z_from_ring:
                             T.copy(zr_s[i % 2, :, :], z_s)
                             T.fence_proxy_async()
                     T.barrier_wait(st_ready[i % NST], (i // NST) % 2)
@@ -354,7 +361,10 @@ def gdn_fwd_sm90(
                         # O = scale * gamma * (Q S~)
                         T.gemm(q_s[i % 2, :, :], st_s[i % NST, :, :], o_frag, clear_accum=True)
                     T.barrier_arrive(st_free[i % NST])
-                    T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
+                    if not z_from_ring:
+                        T.barrier_arrive(empty[i % 2])  # the last read of this ring stage
+                    elif store_o == 0 or warmup != 0:
+                        T.barrier_arrive(empty[i % 2])  # no o: nothing reads Z
                     if emit_o:
                         for r, c in T.Parallel(BT, BV):
                             o_frag[r, c] *= gam2_s[r]
@@ -363,8 +373,13 @@ def gdn_fwd_sm90(
                         # O += Z W
                         if z_in_kernel:
                             T.gemm(zb_frag, w_s[i % 2, :, :], o_frag)
+                        elif z_from_ring:
+                            T.gemm(zr_s[i % 2, :, :], w_s[i % 2, :, :], o_frag)
                         else:
                             T.gemm(z_s, w_s[i % 2, :, :], o_frag)
+                    if z_from_ring:
+                        if emit_o:
+                            T.barrier_arrive(empty[i % 2])  # the last read of this ring stage (Z)
                     if not STAGE_OW:
                         T.barrier_arrive(w_free[i % 2])
                     if emit_o:
