@@ -52,7 +52,8 @@ FWD_ABLATIONS = {
          "                # the last sequence's last segment"),
     128: ("WG2: O = Q S~", "                        # O = scale * gamma * (Q S~)\n",
           "                    T.barrier_arrive(st_free[i % NST])\n"),
-    256: ("WG2: O += Z W", "                        # O += Z W\n", "                    if not STAGE_OW:\n"),
+    256: ("WG2: O += Z W", "                        # O += Z W\n",
+          "                    if z_from_ring:\n                        if emit_o:"),
     512: ("loads: g, beta", "                        load_gate_beta(", "                        T.barrier_arrive(full[i % 2])\n"),
 }
 # measured on the H200: docs/fwd_profile.md

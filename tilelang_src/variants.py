@@ -97,8 +97,8 @@ PROGRAMS = {
              "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90",
                                 dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4, z_rs=True,
                                      tma_loads=True, mma_level1=True, diag8=True), ()),
-             # Z formed by the forward itself (gdn_fwd.py z_in_kernel, with the prep's form_z=False: the two go together,
-             # checked below) took 1.1-1.5x the forward's time (benchmarks/results/H200_z_in_kernel.md): off
+             # Z formed by the forward itself (gdn_fwd.py z_in_kernel, with the prep's form_z=False: the two go
+             # together, checked below) took 1.1-1.5x the forward's time (benchmarks/results/H200_z_in_kernel.md): off
              "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
                          (("bv", 64),)),
              "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),
@@ -151,7 +151,8 @@ EXTRA_PROGRAMS = {
     # full chunk stored by TMA from W's stage (stage_o), h by TMA (tma_h)
     # Z for O += Z W read from the ring's stage (z_from_ring; H200, ablate.py, one 8192-token sequence, o bitwise the
     # same: 0.963x the time per chunk at (128, 128), 0.991x at (32, 32); at BV = 64 0.969x at (32, 32) but 1.039x at
-    # (128, 128), so not there; benchmarks/results/H200_z_from_ring.md)
+    # (128, 128), so not there; benchmarks/results/H200_z_from_ring.md). In the op (8146fb7's wheel): the forward at
+    # four and eight sequences 0.963-0.998x its time (0.980x by geomean over eight shapes), the rest unchanged
     "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
               dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True, z_from_ring=True), (("bv", 128),)),
              # the chunk gradient for two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks the smallest gmax at

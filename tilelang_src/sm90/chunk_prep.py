@@ -470,11 +470,11 @@ def gdn_chunk_prep_sm90(
                         for r, c in T.Parallel(32, 32):
                             inv_s[32 + r, c] = acc32[r, c]
 
+                # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (the loads let-bound before the selects: inside a
+                # select they became branches of their own, docs/fwd_profile.md); without form_z only A
                 if tma_stores:  # the previous v-head's stores have read pa_s
                     T.tma_store_wait()
                 if form_z:
-                    # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (the loads let-bound before the selects: inside a
-                    # select they became branches of their own, docs/fwd_profile.md)
                     if pg_ag_one_loop:
                         for r, c in T.Parallel(BT, BT):
                             gamma = T.exp2((gc_s[r] - gc_s[c]) * LOG2E)

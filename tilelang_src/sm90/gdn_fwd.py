@@ -70,8 +70,9 @@ def gdn_fwd_sm90(
     # WG2 reads Z for O += Z W from the ring's stage instead of copying it to z_s first (a 64 x 64 pass through its
     # registers and a warpgroup barrier per chunk off WG2's work, which z_in_kernel showed to be near its limit); WG2
     # then frees the ring stage after Z W instead of after Q S~. H200 (ablate.py, 8192 tokens, o bitwise the same;
-    # benchmarks/results/H200_z_from_ring.md): BV = 128 2.94 -> 2.83 us per chunk at (128, 128), 2.60 -> 2.57 at (32, 32);
-    # BV = 64 1.95 -> 1.89 at (32, 32), 3.87 -> 4.02 at (128, 128). On in variants.py's BV = 128 row
+    # benchmarks/results/H200_z_from_ring.md): BV = 128 2.94 -> 2.83 us per chunk at (128, 128), 2.60 -> 2.57 at
+    # (32, 32); BV = 64 1.95 -> 1.89 at (32, 32), 3.87 -> 4.02 at (128, 128). On in variants.py's BV = 128 row (in the
+    # op, four and eight sequences: 0.963-0.998x the forward's time)
     z_from_ring: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
