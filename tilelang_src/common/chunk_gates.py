@@ -1,7 +1,8 @@
 """The chunk's decay matrix, the products it gates and column sums, for the warp-specialized chunk-gradient kernels
 (sm90/gdn_bwd_chunk_ws.py and sm90/gdn_bwd_fused.py): Gamma_rc = exp(g_r - g_c) on and below the diagonal from a
 stage of the gate cumsum in shared memory (held in registers or formed inline), Ag, dAb and E, dL, and the column sums
-of an fp32 C x C shared matrix (the transposed sums that feed dg stay in fp32)."""
+of an fp32 C x C shared matrix (the transposed sums that feed dg stay in fp32). The forward's z_in_kernel option
+(sm90/gdn_fwd.py, off) forms Pg and Ag with scale_gamma and gate_a."""
 
 import tilelang.language as T
 

@@ -514,11 +514,7 @@ def gdn_chunk_prep_sm90(
                     else:
                         T.gemm(pa_s[0, :, :], pa_s[1, :, :], kk, clear_accum=True)
                         T.copy(kk, pa_s[0, :, :])  # Z, through Pg's buffer (its last read was that GEMM)
-                        for r, c in T.Parallel(BT, BT):
-                            a_rc = inv_s[r, c]
-                            kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
-                        T.copy(kk, pa_s[1, :, :])  # A in the q dtype
-                else:  # ---- A alone
+                if not (form_z and z_rs):  # A (z_rs formed it beside Z's wgmma)
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
                         kk[r, c] = T.if_then_else(r >= c, a_rc, 0.0)

@@ -34,6 +34,7 @@ cp_out[num_segs + seg]. The main pass starts a sequence's later segments from cp
 import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
 
+from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_state_tile
 from common.seq_index import seq_bound
@@ -337,19 +338,11 @@ def gdn_fwd_sm90(
                             # Z = Pg Ag: Pg = scale * Gamma * (Q K^T) in registers, Ag = Gamma * A * beta_col formed in
                             # the fragment (shared reads only) and copied to z_s (a loop that reads and writes shared
                             # memory gets a barrier per iteration)
+                            # (Gamma formed inline: no held Gamma fragment, so zq_frag stands in for gm)
                             T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], zq_frag, transpose_B=True, clear_accum=True)
-                            for r, c in T.Parallel(BT, BT):
-                                gr = g_s[i % 2, r]
-                                gc = g_s[i % 2, c]
-                                pg = T.if_then_else(r >= c, scale * T.exp2((gr - gc) * LOG2E), 0.0)
-                                zq_frag[r, c] = pg * zq_frag[r, c]
+                            scale_gamma(zq_frag, zq_frag, g_s, i % 2, scale, False, BT)
                             T.copy(zq_frag, pg_frag)
-                            for r, c in T.Parallel(BT, BT):
-                                gr = g_s[i % 2, r]
-                                gc = g_s[i % 2, c]
-                                a_rc = a_s[i % 2, r, c]
-                                bc = b_s[i % 2, c]
-                                zq_frag[r, c] = T.if_then_else(r >= c, T.exp2((gr - gc) * LOG2E), 0.0) * (a_rc * bc)
+                            gate_a(zq_frag, zq_frag, g_s, a_s, b_s, i % 2, False, BT)
                             T.copy(zq_frag, z_s)
                             T.fence_proxy_async()
                             T.gemm(pg_frag, z_s, zq_frag, clear_accum=True)
