@@ -334,15 +334,6 @@ SPECS = {
     "fwd128th": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True), fix=[],
                      last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
-    # the same two with Z read from the ring's stage by WG2's Z W (z_from_ring, twenty-seventh session)
-    "fwd_sothzr": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
-                       params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True,
-                                   z_from_ring=True), fix=[], last_param="", ablations={}, inputs=fwd_inputs, combos=[],
-                       unit="us/chunk", variants=["cur"]),
-    "fwd128thzr": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
-                       params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True,
-                                   z_from_ring=True), fix=[], last_param="", ablations={}, inputs=fwd_inputs, combos=[],
-                       unit="us/chunk", variants=["cur"]),
     # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
     # vpc), with the sm90 family's parameters (A and Z by TMA); variant `base` is the kernel file of --base-dir
     # (another commit's prep, e.g. the per-v-head one of ebdf7e6, which ignores vpc)
@@ -430,6 +421,11 @@ SPECS = {
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, tma_dh=True), fix=[], last_param="",
                    ablations={}, combos=[], inputs=bwd_dh_inputs, unit="us/chunk", variants=["cur"]),
 }
+
+# fwd_sothzr / fwd128thzr: fwd_soth and fwd128th with Z read from the ring's stage by WG2's Z W (z_from_ring,
+# twenty-seventh session)
+for _name in ("fwd_soth", "fwd128th"):
+    SPECS[_name + "zr"] = dict(SPECS[_name], params=dict(SPECS[_name]["params"], z_from_ring=True))
 
 # variants of the warp-specialized chunk gradient by its factory's arguments: setmaxnreg splits (WA, WK, WP; the
 # sum at most 504, see the kernel); each of the four WA options on by default turned off (Vd formed in two
