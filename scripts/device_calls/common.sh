@@ -20,12 +20,15 @@ install_ab_wheel() {
   pip_install_wheel "/tmp/site_$1" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
 }
 
-# pytest on the installed wheel: run_pytest LOG LIMIT_S MARK_EXPR; prints rc, time, failures, skips, the summary
-# line and the worst errors against float64 (the device tool may not return the log: what matters goes to stdout)
+# pytest on the installed wheel: run_pytest LOG LIMIT_S MARK_EXPR [FILE...] (default: all of tests/); prints rc, time,
+# failures, skips, the summary line and the worst errors against float64 (the device tool may not return the log:
+# what matters goes to stdout)
 run_pytest() {
   local log=$1 limit=$2 marks=$3 t0
+  shift 3
+  [ $# -gt 0 ] || set -- tests
   t0=$(date +%s)
-  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout "$limit" python3 -m pytest tests -q -rfs -p no:cacheprovider \
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout "$limit" python3 -m pytest "$@" -q -rfs -p no:cacheprovider \
     --timeout 120 -m "$marks" > "$log" 2>&1
   echo "pytest -m '$marks' rc=$? $(( $(date +%s) - t0 )) s"
   grep -h "^FAILED\|^SKIPPED" "$log" | head -12; tail -1 "$log"

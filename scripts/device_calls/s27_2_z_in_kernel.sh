@@ -8,11 +8,7 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
 install_ab_wheel 4055a3f
-t0=$(date +%s)
-PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 230 python3 -m pytest tests/test_gdn_fwd_gpu.py tests/test_chunk_prep_gpu.py \
-  tests/test_fwd_block_v_gpu.py tests/test_cp_gpu.py tests/test_fused_bwd_gpu.py tests/test_gdn_bwd_gpu.py -q -rfs \
-  -p no:cacheprovider --timeout 120 > "$OUT/pytest_z.log" 2>&1
-echo "pytest rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED\|^SKIPPED\|Error" "$OUT/pytest_z.log" | head -10
-tail -1 "$OUT/pytest_z.log"; grep -h -A10 "worst relative" "$OUT/pytest_z.log" | head -12
+run_pytest "$OUT/pytest_z.log" 230 gpu tests/test_gdn_fwd_gpu.py tests/test_chunk_prep_gpu.py tests/test_fwd_block_v_gpu.py \
+  tests/test_cp_gpu.py tests/test_fused_bwd_gpu.py tests/test_gdn_bwd_gpu.py
 ab_drift fwd 4055a3f new "32,32 16,32 2,8 16,64" "1x8192 1x32768 8192x4 4096x8 1024x8"
 ab_drift fwdbwd 4055a3f new "32,32 16,32 16,16" "1x32768 8192x4 1024x8"

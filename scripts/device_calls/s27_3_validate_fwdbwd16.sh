@@ -6,9 +6,5 @@ set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
-t0=$(date +%s)
-PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 150 python3 -m pytest tests/test_fused_bwd_gpu.py tests/test_gdn_bwd_gpu.py \
-  -q -rfs -p no:cacheprovider --timeout 120 > "$OUT/pytest_bwd.log" 2>&1
-echo "pytest rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED\|Error" "$OUT/pytest_bwd.log" | head -8
-tail -1 "$OUT/pytest_bwd.log"; grep -h -A10 "worst relative" "$OUT/pytest_bwd.log" | head -12
+run_pytest "$OUT/pytest_bwd.log" 150 gpu tests/test_fused_bwd_gpu.py tests/test_gdn_bwd_gpu.py
 peer_table fwdbwd 16,16 380

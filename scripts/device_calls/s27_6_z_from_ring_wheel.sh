@@ -7,9 +7,6 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
 install_ab_wheel 4055a3f
-t0=$(date +%s)
-PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 150 python3 -m pytest tests/test_gdn_fwd_gpu.py tests/test_fwd_block_v_gpu.py \
-  tests/test_cp_gpu.py tests/test_chunk_states_gpu.py -q -rfs -p no:cacheprovider --timeout 120 > "$OUT/pytest_fwd.log" 2>&1
-echo "pytest rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED\|Error" "$OUT/pytest_fwd.log" | head -8
-tail -1 "$OUT/pytest_fwd.log"; grep -h -A10 "worst relative" "$OUT/pytest_fwd.log" | head -12
+run_pytest "$OUT/pytest_fwd.log" 150 gpu tests/test_gdn_fwd_gpu.py tests/test_fwd_block_v_gpu.py tests/test_cp_gpu.py \
+  tests/test_chunk_states_gpu.py
 ab_drift fwd 4055a3f new "32,32 16,32 16,64 8,24" "1x32768 8192x4 4096x8 2048x4 1024x8"
