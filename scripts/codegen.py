@@ -47,6 +47,7 @@ from pathlib import Path
 
 from index_audit import audit  # noqa: E402
 from loop_barrier_audit import loop_barriers  # noqa: E402
+from pdl_audit import pdl_violations  # noqa: E402
 from register_pool_audit import register_pool  # noqa: E402
 from tma_store_audit import tma_store_violations  # noqa: E402
 
@@ -151,9 +152,17 @@ def _lower_one(index: int) -> dict:
     code = code.replace("CUTLASS_CUDA_DRIVER_WRAPPER_CALL(cuTensorMapEncodeTiled)", "flashqla::rt::encode_tiled()")
     uses_pdl = bool(wrapper.pdl_sync_map)
     if not uses_pdl:
-        # the wrapper always allows programmatic stream serialization; none of our kernels waits on it
+        # the wrapper always allows programmatic stream serialization: only for the kernels that wait on it
         code = code.replace("programmaticStreamSerializationAllowed = 1;",
                             "programmaticStreamSerializationAllowed = 0;")
+    else:
+        # those wait before every global access (scripts/pdl_audit.py: fails the build otherwise); FLASHQLA_PDL=0
+        # launches them plainly (flashqla_rt.h pdl_enabled)
+        early = pdl_violations(art.kernel_source)
+        if early:
+            raise RuntimeError(f"{symbol}: " + "; ".join(early))
+        code = _sub_once(r"programmaticStreamSerializationAllowed = 1;",
+                         "programmaticStreamSerializationAllowed = flashqla::rt::pdl_enabled();", code, "pdl attribute")
 
     prim = wrapper.prim_func
     params, call_args, meta_params = [], [], []

@@ -188,8 +188,15 @@ EXTRA_PROGRAMS = {
 }
 
 
+# families whose kernels use programmatic dependent launch (tilelang_src/common/grid_dependency.py): every kernel
+# waits for the one before it at its top, so each may start while that one finishes (FLASHQLA_PDL=0 turns the launch
+# attribute off at run time). Measured on the H200 only, so not the sm100 family, which shares these programs
+PDL_FAMILIES = ("sm90",)
+
+
 def _family_variants(family: str, arch: str) -> list[Variant]:
     rows = []
+    pdl = dict(pdl=True) if family in PDL_FAMILIES else {}
     programs = [(kernel, *spec) for kernel, spec in PROGRAMS[family].items()] + EXTRA_PROGRAMS.get(family, [])
     # a family's prep stores Z exactly when none of its forwards forms Z itself (the op runs one prep and one forward)
     forms_z = {params.get("z_in_kernel", False) for kernel, _, _, params, _ in programs if kernel == "gdn_fwd"}
@@ -197,10 +204,10 @@ def _family_variants(family: str, arch: str) -> list[Variant]:
     assert forms_z == {not prep_z}, f"{family}: the forwards' z_in_kernel {forms_z} against the prep's form_z {prep_z}"
     for short, dtype in DTYPES.items():
         for kernel, module, factory, params, key in programs:
-            rows.append(Variant(arch, family, kernel, module, factory, params=dict(dtype=dtype, **params),
+            rows.append(Variant(arch, family, kernel, module, factory, params=dict(dtype=dtype, **params, **pdl),
                                 key=(("dtype", short),) + key))
     for kernel, (module, factory, params, key) in HELPER_PROGRAMS[family].items():
-        rows.append(Variant(arch, family, kernel, module, factory, params=dict(params), key=key))
+        rows.append(Variant(arch, family, kernel, module, factory, params=dict(params, **pdl), key=key))
     return rows
 
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 namespace flashqla::rt {
@@ -49,6 +50,17 @@ struct PerDeviceOnce {
     return rc;
   }
 };
+
+// Programmatic dependent launch (tilelang_src/common/grid_dependency.py) for the kernels that wait on it: on unless
+// FLASHQLA_PDL=0 (read once per process). With it off such a kernel launches after the one before it has completed,
+// and its grid-dependency wait returns at once: the same results, the plain launch's timing (for A/B measurements).
+inline int pdl_enabled() {
+  static const int on = [] {
+    const char* v = std::getenv("FLASHQLA_PDL");
+    return (v != nullptr && v[0] == '0' && v[1] == '\0') ? 0 : 1;
+  }();
+  return on;
+}
 
 inline void copy_error(char* err, int errlen, const char* symbol, const char* what) {
   if (err != nullptr && errlen > 0) std::snprintf(err, static_cast<size_t>(errlen), "%s: %s", symbol, what);

@@ -28,6 +28,7 @@ Measurements (H200): benchmarks/results/H200_prep_group.md.
 
 import tilelang.language as T
 
+from common.grid_dependency import grid_dependency
 from common.seq_index import chunk_of_slot, chunk_rows
 
 LOG2E = 1.4426950408889634
@@ -111,6 +112,9 @@ def gdn_chunk_prep_sm90(
     # Z formed and stored (and Q loaded for it). False for forwards that form Z themselves (gdn_fwd.py z_in_kernel):
     # the prep then loads only K, forms K K^T, the inverse and A, and never writes z
     form_z: bool = True,
+    # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
+    # the stream finishes; every global access waits for that one's completion
+    pdl: bool = False,
 ):
     assert BT == 64, "the blockwise inverse is written for 64-token chunks"
     assert pg_ag_one_loop or not z_rs, "z_rs forms Pg and Ag in one loop"
@@ -296,6 +300,7 @@ def gdn_chunk_prep_sm90(
         # grid (block of v-heads in the group, qk-head, slot): a group's CTAs are neighbours in the launch order
         # (q and k from L2 after the first); the slot is blockIdx.z (launches of at most 65535 slots)
         with T.Kernel(num_vblocks, H, num_slots, threads=threads) as (jb, hq, bz):
+            grid_dependency(pdl)
             # shared memory 53,760 B per CTA (67,584 with tc_level1); registers bound by min_blocks
             T.annotate_min_blocks_per_sm(min_blocks)
             hv0 = hq * group + jb * vpc

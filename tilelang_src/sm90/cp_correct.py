@@ -24,12 +24,13 @@ and writes G_j, the gradient at the end of segment j, to cp_h0[slot_j].
 
 import tilelang.language as T
 
+from common.grid_dependency import grid_dependency
 from common.segments import load_state
 from common.seq_index import seq_bound
 
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
-                        threads: int = 128, tma: bool = False, split_acc: bool = False):
+                        threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
@@ -38,7 +39,8 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     three products of a step into three accumulators, issued before one wait (else one accumulator: a chain of
     3 K / 16 dependent wgmmas per step); needs threads = 256 for the registers, and wgmma (the sm90 family:
     the other families lower this program without it). Neither the split of M nor the drains between the
-    products shortened a step (benchmarks/results/H200_walk.md): the accumulator chain is what is left."""
+    products shortened a step (benchmarks/results/H200_walk.md): the accumulator chain is what is left.
+    pdl: programmatic dependent launch (common/grid_dependency.py)."""
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV = T.dynamic("num_v_heads")
@@ -75,6 +77,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     ):
         # a 3-D grid: the head and the V slice are block indices, never divisions in 64-bit offsets
         with T.Kernel(N1 - 1, HV, NV, threads=threads) as (n, hv, vb):
+            grid_dependency(pdl)
             v0 = vb * BV
             tx = T.get_thread_binding()
             seq_start = seq_bound(cu_seqlens, n, num_tokens)

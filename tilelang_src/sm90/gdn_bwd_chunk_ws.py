@@ -41,6 +41,7 @@ from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, s
 from common.chunk_load import load_tile
 from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums
 from common.chunk_store import store_chunk_rows
+from common.grid_dependency import grid_dependency
 from common.seq_index import chunk_of_slot, chunk_rows
 
 LOG2E = 1.4426950408889634
@@ -130,6 +131,9 @@ def gdn_bwd_chunk_ws_sm90(
     # half-warp covering 4 rows x 8 columns) and gate_e's reads in the fragment layout are conflict-free at a row
     # stride of 8 mod 32 words (row_pad 8), 2-way at 4; col_sums' column walks are conflict-free at either
     row_pad: int = 4,
+    # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
+    # the stream finishes; every global access waits for that one's completion
+    pdl: bool = False,
 ):
     # the CTA's register pool is what it was launched with, 168 per thread at 384 threads (launch bounds), not the
     # SM's 65536: setmaxnreg.inc waits for registers that another warpgroup's dec released, so a split summing
@@ -200,6 +204,7 @@ def gdn_bwd_chunk_ws_sm90(
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
         with T.Kernel(NH, H, threads=384) as (slot, hq):
+            grid_dependency(pdl)
             num_seqs = N1 - 1
             seq = T.alloc_var("int32", init=0)
             hi = T.alloc_var("int32", init=0)

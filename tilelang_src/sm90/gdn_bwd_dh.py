@@ -31,6 +31,7 @@ from tilelang.layout import make_swizzled_layout
 
 from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_state_tile
+from common.grid_dependency import grid_dependency
 from common.segments import end_state, segment_row, start_state
 
 LOG2E = 1.4426950408889634
@@ -48,6 +49,9 @@ def gdn_bwd_dh_sm90(
     # element stores (docs/fwd_profile.md's rule). H200 (ablate.py): 2.19 -> 2.11 us per chunk at (2, 8), 2.26 -> 2.21
     # at (16, 64). On in variants.py for the sm90 family
     tma_dh: bool = False,
+    # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
+    # the stream finishes; every global access waits for that one's completion
+    pdl: bool = False,
 ):
     assert V % BV == 0
     NV = V // BV
@@ -90,6 +94,7 @@ def gdn_bwd_dh_sm90(
         # segment row is the slowest grid index, so that a sequence's CTAs start together (sm90/gdn_fwd.py);
         # it is blockIdx.z: at most 65535 rows (checked by the op)
         with T.Kernel(group * NV, H, NGRID, threads=512) as (jv, hq, bx):
+            grid_dependency(pdl)
             hv = hq * group + jv // NV
             vb = jv % NV
             v0 = vb * BV

@@ -39,6 +39,7 @@ from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, s
 from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
 from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums
+from common.grid_dependency import grid_dependency
 from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
 
@@ -89,6 +90,9 @@ def gdn_bwd_fused_sm90(
     # 4). Per chunk 4 stores and gate_e's fragment-layout load against 1 transposed read; under Nsight Compute
     # (row_pad 4, (32, 32) 1x32768) the stores' 2-way conflicts were 10.5M of 178.9M shared wavefronts
     row_pad: int = 4,
+    # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
+    # the stream finishes; every global access waits for that one's completion
+    pdl: bool = False,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
@@ -132,6 +136,7 @@ def gdn_bwd_fused_sm90(
     ):
         # grid (v-head, segment row): the segment row slowest, so that a sequence's CTAs start together
         with T.Kernel(HV, NSEG, threads=512) as (hv, seg):
+            grid_dependency(pdl)
             num_seqs = N1 - 1
             n, c_first, n_iter, flags, seq_start, seq_end, do_end = segment_row(
                 seg_seq, ranges, cu_seqlens, seg, seg, hv, num_seqs, num_tokens, BT)

@@ -37,6 +37,7 @@ from tilelang.layout import make_swizzled_layout
 from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_state_tile
+from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
@@ -75,6 +76,9 @@ def gdn_fwd_sm90(
     # (32, 32); BV = 64 1.95 -> 1.89 at (32, 32), 3.87 -> 4.02 at (128, 128). On in variants.py's BV = 128 row (in the
     # op, four and eight sequences: 0.963-0.998x the forward's time)
     z_from_ring: bool = False,
+    # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
+    # the stream finishes; every global access waits for that one's completion
+    pdl: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
     assert not (z_in_kernel and z_from_ring), "z_from_ring reads the prep's Z"
@@ -171,6 +175,7 @@ def gdn_fwd_sm90(
         # interleaved with a short one's and started in later waves ((16, 64) 24576+8192 took 1.25x the
         # time of 1x32768). The row is blockIdx.z: at most 65535 rows (csrc/ops/segment_plan.cpp).
         with T.Kernel(group * NV, H, NGRID, threads=512) as (jv, hq, bx):
+            grid_dependency(pdl)
             hv = hq * group + jv // NV
             vb = jv % NV
             seg = bx % NSEG

@@ -28,13 +28,14 @@ fallback); the main-pass rows are the same as the forward's.
 
 import tilelang.language as T
 
+from common.grid_dependency import grid_dependency
 from common.seq_index import find_slot
 
 WARMUP_LOG_DECAY = -10.0
 LOAD_BATCH = 8  # chunk decays loaded together by one thread
 
 
-def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
+def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128, pdl: bool = False):
     num_tokens = T.dynamic("num_tokens")
     HV = T.dynamic("num_v_heads")
     N1 = T.dynamic("num_seqs_plus_one")
@@ -54,6 +55,7 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128):
         reverse: T.int32,  # 1: the backward's tables (the warm-up runs the next segment's first chunks)
     ):
         with T.Kernel(T.ceildiv(NSEG * HV, threads), threads=threads) as (bx,):
+            grid_dependency(pdl)
             tx = T.get_thread_binding()
             n = T.alloc_var("int32")
             hi = T.alloc_var("int32")
