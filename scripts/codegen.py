@@ -157,12 +157,13 @@ def _lower_one(index: int) -> dict:
                             "programmaticStreamSerializationAllowed = 0;")
     else:
         # those wait before every global access (scripts/pdl_audit.py: fails the build otherwise); FLASHQLA_PDL=0
-        # launches them plainly (flashqla_rt.h pdl_enabled)
+        # launches them plainly (flashqla_rt.h pdl_setting; another value than 0 or 1 fails the launch, below)
         early = pdl_violations(art.kernel_source)
         if early:
             raise RuntimeError(f"{symbol}: " + "; ".join(early))
         code = _sub_once(r"programmaticStreamSerializationAllowed = 1;",
-                         "programmaticStreamSerializationAllowed = flashqla::rt::pdl_enabled();", code, "pdl attribute")
+                         "programmaticStreamSerializationAllowed = flashqla::rt::pdl_setting() == 1;", code,
+                         "pdl attribute")
 
     prim = wrapper.prim_func
     params, call_args, meta_params = [], [], []
@@ -192,10 +193,16 @@ def _lower_one(index: int) -> dict:
         params.append(f"int64_t {d}")
         call_args.append(f"(int){d}")
     signature = ", ".join(params + ["void* stream", "char* err", "int errlen"])
+    # a FLASHQLA_PDL that is neither 0 nor 1 fails the launch of a kernel that uses it, naming the variable
+    pdl_check = (f"""
+  if (flashqla::rt::pdl_setting() < 0) {{
+    flashqla::rt::copy_error(err, errlen, "{symbol}", "FLASHQLA_PDL must be 0 or 1 (unset: 1)");
+    return -1;
+  }}""" if uses_pdl else "")
     launcher = f"""
 // exported launcher: 0 on success, otherwise -1 with a message in err
 extern "C" int {symbol}({signature}) {{
-  static flashqla::rt::PerDeviceOnce once;
+  static flashqla::rt::PerDeviceOnce once;{pdl_check}
   int rc = once.run([] {{ return init(); }});
   if (rc == 0) rc = call({", ".join(call_args + ["(cudaStream_t)stream"])});
   if (rc != 0) flashqla::rt::copy_error(err, errlen, "{symbol}", get_last_error());

@@ -51,13 +51,15 @@ struct PerDeviceOnce {
   }
 };
 
-// Programmatic dependent launch (tilelang_src/common/grid_dependency.py) for the kernels that wait on it: on unless
-// FLASHQLA_PDL=0 (read once per process). With it off such a kernel launches after the one before it has completed,
-// and its grid-dependency wait returns at once: the same results, the plain launch's timing (for A/B measurements).
-inline int pdl_enabled() {
+// Programmatic dependent launch (tilelang_src/common/grid_dependency.py) for the kernels that wait on it: 1 (on) when
+// FLASHQLA_PDL is unset, empty or 1, 0 when it is 0, -1 for anything else (the launcher then fails, naming the
+// variable); read once per process. Off, such a kernel launches after the one before it has completed and its
+// grid-dependency wait returns at once: the same results, a plain launch's timing (for A/B measurements).
+inline int pdl_setting() {
   static const int on = [] {
     const char* v = std::getenv("FLASHQLA_PDL");
-    return (v != nullptr && v[0] == '0' && v[1] == '\0') ? 0 : 1;
+    if (v == nullptr || v[0] == '\0' || (v[0] == '1' && v[1] == '\0')) return 1;
+    return (v[0] == '0' && v[1] == '\0') ? 0 : -1;
   }();
   return on;
 }
