@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gdn_inputs import has_wide_kernel
+from flashqla._ops import build_manifest, kernel_family
 
 pytestmark = pytest.mark.gpu
 TESTS = Path(__file__).resolve().parent
@@ -71,13 +71,15 @@ def run_step(tmp_path: Path, setting: str | None) -> subprocess.CompletedProcess
                           timeout=300), out
 
 
-def require_sm90():
-    if not has_wide_kernel():
-        pytest.skip("PDL is built for the sm90 family only")
+def require_pdl_kernels():
+    """The installed build's kernels of this GPU's family use PDL (variants.py PDL_FAMILIES: sm90 only)."""
+    family = kernel_family(torch.cuda.get_device_capability())
+    if not any(k["uses_pdl"] for k in build_manifest().get("kernels", []) if k["family"] == family):
+        pytest.skip(f"this build's {family} kernels do not use PDL")
 
 
 def test_step_is_bitwise_the_same_with_and_without_pdl(tmp_path):
-    require_sm90()
+    require_pdl_kernels()
     results = {}
     for setting in ("0", None):
         proc, out = run_step(tmp_path, setting)
@@ -95,7 +97,7 @@ def test_step_is_bitwise_the_same_with_and_without_pdl(tmp_path):
 
 
 def test_invalid_setting_names_the_variable(tmp_path):
-    require_sm90()
+    require_pdl_kernels()
     proc, _ = run_step(tmp_path, "yes")
     assert proc.returncode != 0
     assert "FLASHQLA_PDL must be 0 or 1" in proc.stderr, proc.stderr[-3000:]
