@@ -8,7 +8,6 @@ set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
-pip_install_wheel /tmp/site_base .carry/base/flashqla-0.1.0-py3-none-linux_x86_64.whl
 run_pytest "$OUT/pytest_gpu.log" 75 gpu tests/test_pdl_gpu.py tests/test_gdn_fwd_gpu.py
 MIXES="1x2048 1x8192 2048x4 1x32768 8192x4"
 ab_runs fwd "32,32 16,16" "$MIXES" pdl0=/tmp/site:FLASHQLA_PDL=0 pdl1=/tmp/site pdl0b=/tmp/site:FLASHQLA_PDL=0
