@@ -1,9 +1,10 @@
 """Programmatic dependent launch (tilelang_src/common/grid_dependency.py; sm90 builds) on the GPU (skipped elsewhere).
 It changes when a kernel's CTAs start, never what they compute: every kernel waits for the one before it before it
 touches global memory. So a training step (forward with context parallelism, backward through autograd, also
-replayed from a CUDA graph) gives bitwise the same outputs and gradients with PDL on (the default) and off
+replayed from a CUDA graph) gives bitwise the same outputs and gradients with PDL on (FLASHQLA_PDL unset) and off
 (FLASHQLA_PDL=0, read once per process: each setting runs in a process of its own), and a FLASHQLA_PDL other than
-0 or 1 fails the call with a message naming the variable."""
+0 or 1 fails the call with a message naming the variable. Skipped where the build's kernels for the GPU do not use
+PDL (tilelang_src/variants.py PDL_FAMILIES; empty in this release)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ torch.save({"eager": [t.cpu() for t in eager], "graph": [t.cpu() for t in captur
 """
 
 
-def run_step(tmp_path: Path, setting: str | None) -> subprocess.CompletedProcess:
+def run_step(tmp_path: Path, setting: str | None) -> tuple[subprocess.CompletedProcess, Path]:
+    """STEP in a fresh process with FLASHQLA_PDL=setting (None: unset); the process and its output file"""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     env.pop("FLASHQLA_PDL", None)
     if setting is not None:
