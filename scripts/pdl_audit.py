@@ -38,10 +38,10 @@ def pdl_violations(source: str) -> list[str]:
     pointers = [m.group(1) for p in params if (m := POINTER_PARAM.search(p))]
     descs = [m.group(1) for p in params if (m := DESC_PARAM.search(p))]
     waits = [n for n in range(start + 1, len(lines)) if lines[n].strip() == WAIT]
-    out = []
     if len(waits) != 1:
         return [f"{len(waits)} grid-dependency waits in the kernel body (one expected)"]
     wait = waits[0]
+    out = []
     depth = sum(line.count("{") - line.count("}") for line in lines[start:wait])
     if depth != 1:
         out.append(f"line {wait + 1}: the grid-dependency wait is nested (some threads may skip it)")

@@ -36,6 +36,11 @@ def kernel(*parts: str) -> str:
     return "\n".join([HEAD, *parts])
 
 
+def assert_one_violation(source: str, what: str) -> None:
+    got = pdl_violations(source)
+    assert len(got) == 1 and what in got[0], got
+
+
 def test_wait_after_the_prologue_passes():
     assert pdl_violations(kernel(PROLOGUE, SYNC, BODY)) == []
 
@@ -46,25 +51,20 @@ def test_kernel_without_the_wait_is_not_audited():
 
 def test_table_read_before_the_wait_is_a_violation():
     first, rest = BODY.split("\n", 1)
-    got = pdl_violations(kernel(PROLOGUE, first, SYNC, rest))
-    assert len(got) == 1 and "seg_seq accessed before" in got[0]
+    assert_one_violation(kernel(PROLOGUE, first, SYNC, rest), "seg_seq accessed before")
 
 
 def test_tma_load_before_the_wait_is_a_violation():
     load = "  tl::tma_load(A_desc, full[0], (&(((bfloat16_t*)buf_dyn_shmem)[0])), 0, 0, 0);"
-    got = pdl_violations(kernel(PROLOGUE, load, SYNC, BODY))
-    assert len(got) == 1 and "tensor map used before" in got[0]
+    assert_one_violation(kernel(PROLOGUE, load, SYNC, BODY), "tensor map used before")
 
 
 def test_nested_or_repeated_wait_is_a_violation():
     nested = "  if (((int)threadIdx.x) < 128) {\n    cudaGridDependencySynchronize();\n  }"
-    got = pdl_violations(kernel(PROLOGUE, nested, BODY))
-    assert len(got) == 1 and "nested" in got[0]
-    got = pdl_violations(kernel(PROLOGUE, SYNC, SYNC, BODY))
-    assert len(got) == 1 and "2 grid-dependency waits" in got[0]
+    assert_one_violation(kernel(PROLOGUE, nested, BODY), "nested")
+    assert_one_violation(kernel(PROLOGUE, SYNC, SYNC, BODY), "2 grid-dependency waits")
 
 
 def test_ldg_anywhere_is_a_violation():
     ldg = "  float x = __ldg(&(((const float*)o)[0]));"
-    got = pdl_violations(kernel(PROLOGUE, SYNC, ldg, BODY))
-    assert len(got) == 1 and "__ldg" in got[0]
+    assert_one_violation(kernel(PROLOGUE, SYNC, ldg, BODY), "__ldg")
