@@ -62,6 +62,16 @@ inline int fwd_block_v_override() {
   return std::stoi(v);
 }
 
+// FLASHQLA_FWD_RS (read on every call): "1" runs the register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py) where
+// it applies (the 128-wide V slice, no chunk states stored), "0" or unset the default forward
+inline bool fwd_rs_requested() {
+  const char* s = std::getenv("FLASHQLA_FWD_RS");
+  if (s == nullptr || s[0] == '\0') return false;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FWD_RS must be 0 or 1, got '", v, "'");
+  return v == "1";
+}
+
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,
                             int bv) {

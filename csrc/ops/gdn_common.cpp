@@ -131,6 +131,14 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks,
                                 wide != nullptr, forced);
   const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), plan.block_v);
+  // the main pass by the register-operand forward (same launcher signature) where FLASHQLA_FWD_RS=1 asks for it:
+  // the 128-wide slice, and no chunk states (it keeps S~ in registers and has no storer for h)
+  gdn_fwd_launcher main_fn = fwd.fn;
+#ifdef FLASHQLA_HAS_GDN_FWD_RS
+  if (plan.block_v == 128 && out.h == nullptr && fwd_rs_requested()) {
+    if (const auto* rs = find_variant_or_null(gdn_fwd_rs_variants, d.device, dtype_key(d.dtype), 128)) main_fn = rs->fn;
+  }
+#endif
   // which sequence and chunks every CTA of each pass runs (tilelang_src/sm90/seg_plan.py)
   const SegmentTables st =
       make_segment_tables(op, d, plan.sp, g_cumsum, cu_seqlens, cp_segment_chunks, false, stream);
@@ -165,7 +173,7 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   }
   if (workspace != nullptr) workspace->insert(workspace->end(), {st.seg_seq, st.ranges});
 
-  const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(),
+  const int rc = main_fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), z_ptr, g_cumsum.data_ptr(),
                         beta.data_ptr(), cu_seqlens.data_ptr(), h0, out.o ? out.o->data_ptr() : unused,
                         store_ht ? out.final_state->data_ptr() : unused, out.h ? out.h->data_ptr() : unused,
                         st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale),

@@ -1,0 +1,333 @@
+"""Fused chunked GDN forward (SM90) with the state as the register operand of its products ("rs").
+
+The same walk as gdn_fwd.py (one CTA per segment and v-head, the segment-plan tables, the chunk prep's A and Z, the
+warm-up pass) with the whole 128-wide V in one CTA, written transposed: the state lives as S^T [V, K] (fp32) in the
+registers of two warpgroups, each holding 64 of the 128 V rows, and S~^T = bf16(S^T) and W^T never leave the
+registers: they are the A operands of register-sourced wgmma (RS), with K, Q, X and Z the shared-memory B operands.
+Per chunk, with the quantities of gdn_fwd.py (docs/gdn_chunk_derivation.md, "Two-GEMM chain"):
+
+    SK  = S~^T K^T                      [V, BT]   (= U^T)
+    W^T = V^T - SK diag(gamma)          [V, BT]
+    S^T = gamma_last * S^T + W^T X      [V, K]    (the chain: SK, then W^T X)
+    O^T = (S~^T Q^T) diag(scale * gamma) + W^T Z^T
+
+so the chain has no shared-memory round trip (gdn_fwd.py writes S~ and W to shared memory and crosses warpgroups
+twice per chunk) and no barrier between warpgroups: each math warpgroup runs its half of V from S~ to the state
+update itself. docs/fwd_rs.md: the design, and FlashInfer's Hopper kernel it borrows the transposed register form
+from (whose chain is three products: it applies the inverse to the residual on the chain).
+
+Warpgroups: WG0 and WG1 the two V halves (one 256-thread branch whose products split M = V over the two);
+WG2 forms X = diag(r * beta) A^T K and the per-row gates of each chunk one ring stage ahead; WG3: three producer
+warps fill a two-stage ring by TMA (element copies for a partial chunk) and a storer warp stores O from a
+two-stage buffer (TMA for a full chunk). O's products are issued behind the chain's: O1 = S~^T Q^T right behind SK,
+O2 = W^T Z^T behind the state update, and chunk i's O is stored once chunk i + 1's SK is issued, so no wait on the
+chain covers an O product.
+
+Not here: the chunk states for the backward (store_h; csrc/ops/gdn_common.cpp keeps gdn_fwd.py for them).
+"""
+
+import tilelang.language as T
+from tilelang.layout import make_swizzled_layout
+
+from common.chunk_load import load_gate_beta, load_rows
+from common.grid_dependency import grid_dependency
+from common.seq_index import seq_bound
+
+LOG2E = 1.4426950408889634
+
+
+def gdn_fwd_rs_sm90(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    V: int = 128,
+    # kernel config
+    BT: int = 64,
+    BV: int = 128,  # the whole V: one CTA per segment and v-head
+    # registers per thread: the math warpgroups (S^T 64, S~^T 32, SK 32, O 32, W^T 16), X's warpgroup (X in two
+    # 64-column halves), the producer and storer warps; 2 * math + x + load = 512
+    regs: tuple = (208, 64, 32),
+    # programmatic dependent launch (common/grid_dependency.py)
+    pdl: bool = False,
+):
+    assert BV == V == 128 and K == 128 and BT == 64
+    NREG_MATH, NREG_X, NREG_LOAD = regs
+    assert 2 * NREG_MATH + NREG_X + NREG_LOAD <= 512
+    KH = K // 2  # X's column half
+    VH = BV // 2  # a math warpgroup's V rows
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NS = T.dynamic("num_states")
+    NH = T.dynamic("num_h_slots")
+    NSEG = T.dynamic("num_segs")
+    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
+    NROWS = T.dynamic("num_range_rows")
+    accum = "float32"
+
+    @T.macro
+    def store_rows(src, stage, dst, t0, seq_end, hv):
+        """dst[t0 + r, hv, c] <- src[stage, r, c] for the rows of the sequence (16-byte row pieces)"""
+        for r, c in T.Parallel(BT, BV):
+            if t0 + r < seq_end:
+                dst[t0 + r, hv, c] = src[stage, r, c]
+
+    @T.macro
+    def store_o_stage(o_frag, o_s, o_full, o_free, j, v0):
+        """O^T of chunk j (its products done) into columns [v0, v0 + 64) of o_s[j % 2], for the storer warp, once it
+        stored chunk j - 2's"""
+        T.barrier_wait(o_free[j % 2], (j // 2 + 1) % 2)
+        for a, t in T.Parallel(VH, BT):
+            o_s[j % 2, t, v0 + a] = o_frag[a, t]
+        T.fence_proxy_async()
+        T.barrier_arrive(o_full[j % 2])
+
+    @T.macro
+    def math_half(vh, s_frag, st_frag, sk_frag, wt_frag, o_frag, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s,
+                  full, empty, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
+                  use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
+        """One math warpgroup's walk over the segment: S^T of V rows [v0, v0 + 64), v0 = 64 * vh"""
+        v0 = vh * VH
+        has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
+        is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
+        if warmup != 0:
+            for a, b in T.Parallel(VH, K):
+                s_frag[a, b] = T.if_then_else(is_m != 0 and v0 + a == b, 1.0, 0.0)
+        elif has_prev and n_iter > 0:
+            for a, b in T.Parallel(VH, K):
+                s_frag[a, b] = cp_h0[seg, hv, b, v0 + a]
+        elif use_h0 != 0 and n < num_seqs:
+            if state_v_first != 0:
+                T.copy(h0[n, hv, v0:v0 + VH, 0:K], s_frag)
+            else:
+                for a, b in T.Parallel(VH, K):
+                    s_frag[a, b] = h0[n, hv, b, v0 + a]
+        else:
+            T.clear(s_frag)
+        # Every product is issued on every path (O's too when no o is stored: its results are dropped), and every
+        # wait but the one after the update is a wait for all: ptxas serializes every wgmma of the kernel (C7514)
+        # where an accumulator is read after a partial wait that follows a group left in flight across the loop's
+        # back edge. The chain needs SK whole anyway, and whatever was issued before SK completes before it
+        for i in T.serial(n_iter):
+            T.barrier_wait(full[i % 2], (i // 2) % 2)
+            T.barrier_wait(x_ready[i % 2], (i // 2) % 2)
+            T.copy(s_frag, st_frag)
+            # SK = S~^T K^T
+            T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
+            T.wait_wgmma(0)  # SK, and chunk i - 1's O2
+            if i > 0:
+                # chunk i - 1's ring stage and X are free; its O goes to the storer warp
+                T.barrier_arrive(empty[(i + 1) % 2])
+                T.barrier_arrive(x_free[(i + 1) % 2])
+                if emit_o:
+                    store_o_stage(o_frag, o_s, o_full, o_free, i - 1, v0)
+            # O1 = S~^T Q^T, under W
+            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True)
+            decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
+            for a, b in T.Parallel(VH, K):
+                s_frag[a, b] *= decay
+            # W^T = V^T - SK diag(gamma)
+            for a, t in T.Parallel(VH, BT):
+                wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+            # S^T += W^T X
+            T.wgmma_gemm(wt_frag, x_s[i % 2, :, :], s_frag)
+            T.wait_wgmma(0)  # O1 and the update
+            for a, t in T.Parallel(VH, BT):
+                o_frag[a, t] *= gam2_s[i % 2, t]
+            # O^T += W^T Z^T, under the next chunk's S~ and SK
+            T.wgmma_gemm(wt_frag, zr_s[i % 2, :, :], o_frag, transpose_B=True)
+        T.wait_wgmma(0)
+        if n_iter > 0:
+            T.barrier_arrive(empty[(n_iter + 1) % 2])
+            T.barrier_arrive(x_free[(n_iter + 1) % 2])
+            if emit_o:
+                store_o_stage(o_frag, o_s, o_full, o_free, n_iter - 1, v0)
+        if warmup != 0:
+            if n_iter > 0:
+                for a, b in T.Parallel(VH, K):
+                    cp_out[is_m * NSEG + seg, hv, b, v0 + a] = s_frag[a, b]
+        elif store_ht != 0 and is_last:
+            if state_v_first != 0:
+                T.copy(s_frag, ht[n, hv, v0:v0 + VH, 0:K])
+            else:
+                for a, b in T.Parallel(VH, K):
+                    ht[n, hv, b, v0 + a] = s_frag[a, b]
+
+    @T.macro
+    def store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv):
+        """The storer warp: each chunk's O from o_s to o (one TMA store for a full chunk)"""
+        for i in T.serial(n_iter):
+            t0 = seq_start + (c_first + i) * BT
+            T.barrier_wait(o_full[i % 2], (i // 2) % 2)
+            if t0 + BT <= seq_end:
+                T.tma_copy(o_s[i % 2, :, :], o[t0:t0 + BT, hv, 0:BV])
+                T.tma_store_wait()
+            else:
+                store_rows(o_s, i % 2, o, t0, seq_end, hv)
+            T.barrier_arrive(o_free[i % 2])
+
+    @T.macro
+    def zero_tail(o, seq_end, hv):
+        """o[t, hv, :] <- 0 for the padding tail seq_end <= t < num_tokens"""
+        for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
+            for r, c in T.Parallel(BT, BV):
+                if seq_end + blk * BT + r < num_tokens:
+                    o[seq_end + blk * BT + r, hv, c] = T.cast(0, dtype)
+
+    @T.prim_func
+    def gdn_fwd_rs(
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
+        v: T.Tensor((num_tokens, HV, V), dtype),
+        A: T.Tensor((num_tokens, HV, BT), dtype),
+        z: T.Tensor((num_tokens, HV, BT), dtype),  # read only when o is stored
+        g_cumsum: T.Tensor((num_tokens, HV), accum),
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        h0: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        o: T.Tensor((num_tokens, HV, V), dtype),
+        ht: T.Tensor((NS, HV, K, V), accum),  # same layout as h0
+        h: T.Tensor((NH, HV, K, V), dtype),  # unused here (store_h must be 0): the launcher signature of gdn_fwd
+        seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row
+        cp_h0: T.Tensor((NSEG, HV, K, V), accum),  # start state of every segment j > 0 (main pass), [K, V]
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),  # warm-up end states, then transition matrices, [K, V]
+        scale: T.float32,
+        use_h0: T.int32,
+        store_ht: T.int32,
+        state_v_first: T.int32,
+        store_o: T.int32,
+        store_h: T.int32,
+        warmup: T.int32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
+    ):
+        # grid (v-head in the group, qk-head, segment CTA), as gdn_fwd.py's with one V slice
+        with T.Kernel(group, H, NGRID, threads=512) as (jv, hq, bx):
+            grid_dependency(pdl)
+            hv = hq * group + jv
+            seg = bx % NSEG
+            is_m = bx // NSEG  # 1: a transition-matrix CTA of the warm-up pass
+            num_seqs = N1 - 1
+
+            n = seg_seq[seg]
+            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
+            c_first = ranges[row, hv, 0]
+            n_iter = ranges[row, hv, 1]
+            flags = ranges[row, hv, 2]
+            is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
+            seq_start = seq_bound(cu_seqlens, n, num_tokens)
+            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+            v_end = seq_end - (flags // 4) * (seq_end + BT)  # the transition-matrix CTAs load V = 0
+            emit_o = store_o != 0 and warmup == 0
+
+            # ring filled by WG3
+            q_s = T.alloc_shared((2, BT, K), dtype)
+            k_s = T.alloc_shared((2, BT, K), dtype)
+            v_s = T.alloc_shared((2, BT, BV), dtype)
+            a_s = T.alloc_shared((2, BT, BT), dtype)
+            zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
+            g_s = T.alloc_shared((2, BT), accum)
+            b_s = T.alloc_shared((2, BT), accum)
+            # WG2 -> math, per ring stage
+            x_s = T.alloc_shared((2, BT, K), dtype)  # X
+            gam_s = T.alloc_shared((2, BT), accum)  # gamma
+            gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
+            rb_s = T.alloc_shared((BT,), accum)  # r * beta (WG2 only)
+            # math -> storer
+            o_s = T.alloc_shared((2, BT, BV), dtype)
+
+            # per math warpgroup (its 64 V rows): S^T, S~^T (the A operand of SK and O1), SK, W^T (the A operand of
+            # the update and O2), O^T. Two warpgroups with their own 64-row fragments, each issuing its own products:
+            # TileLang 0.1.15 fences the registers of a 256-thread RS product as if one warpgroup held the whole
+            # fragment (twice the array, out of bounds), and ptxas then serializes every wgmma of the kernel (C7514)
+            s0 = T.alloc_fragment((VH, K), accum)
+            st0 = T.alloc_fragment((VH, K), dtype)
+            sk0 = T.alloc_fragment((VH, BT), accum)
+            wt0 = T.alloc_fragment((VH, BT), dtype)
+            o0 = T.alloc_fragment((VH, BT), accum)
+            s1 = T.alloc_fragment((VH, K), accum)
+            st1 = T.alloc_fragment((VH, K), dtype)
+            sk1 = T.alloc_fragment((VH, BT), accum)
+            wt1 = T.alloc_fragment((VH, BT), dtype)
+            o1 = T.alloc_fragment((VH, BT), accum)
+            x_frag = T.alloc_fragment((BT, KH), accum)  # a column half of X (WG2)
+
+            full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
+            empty = T.alloc_barrier([384, 384])  # the math warpgroups and WG2 per stage
+            x_ready = T.alloc_barrier([128, 128])  # WG2 wrote X and the gates of a stage
+            x_free = T.alloc_barrier([256, 256])  # the math warpgroups' products read that X
+            o_full = T.alloc_barrier([256, 256])  # the math warpgroups wrote O to o_s[stage]
+            o_free = T.alloc_barrier([32, 32])  # the storer warp stored o_s[stage]
+
+            # V is read (V^T: column pieces) and O written (O^T) across rows: swizzled so that the rows of one
+            # warp access fall in different banks; TMA writes and reads the same swizzle
+            T.annotate_layout({v_s: make_swizzled_layout(v_s), o_s: make_swizzled_layout(o_s)})
+            tx = T.get_thread_binding()
+
+            if tx < 128:
+                # ---------------- WG0, WG1: the state, S^T of V rows [0, 64) and [64, 128)
+                T.set_max_nreg(NREG_MATH, 1)
+                math_half(0, s0, st0, sk0, wt0, o0, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
+                          x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
+                          use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
+            elif tx < 256:
+                T.set_max_nreg(NREG_MATH, 1)
+                math_half(1, s1, st1, sk1, wt1, o1, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
+                          x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
+                          use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
+
+            elif tx < 384:
+                # ---------------- WG2: X = diag(r * beta) A^T K and the gates, a stage ahead of the math
+                T.set_max_nreg(NREG_X, 0)
+                for i in T.serial(n_iter):
+                    T.barrier_wait(full[i % 2], (i // 2) % 2)
+                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
+                    for r in T.Parallel(BT):
+                        gam_s[i % 2, r] = T.exp2(g_s[i % 2, r] * LOG2E)
+                        gam2_s[i % 2, r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
+                        rb_s[r] = T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E) * b_s[i % 2, r]
+                    for hk in T.unroll(2):
+                        T.gemm(a_s[i % 2, :, :], k_s[i % 2, :, hk * KH:(hk + 1) * KH], x_frag, transpose_A=True,
+                               clear_accum=True)
+                        for r, c in T.Parallel(BT, KH):
+                            x_frag[r, c] *= rb_s[r]
+                        T.copy(x_frag, x_s[i % 2, :, hk * KH:(hk + 1) * KH])
+                    T.fence_proxy_async()
+                    T.barrier_arrive(x_ready[i % 2])
+                    T.barrier_arrive(empty[i % 2])
+
+            else:
+                # ---------------- WG3: loads, and the storer warp
+                T.set_max_nreg(NREG_LOAD, 0)
+                if tx < 384 + 32:
+                    for i in T.serial(n_iter):
+                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (c_first + i) * BT
+                        if emit_o:
+                            load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
+                        load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
+                        T.barrier_arrive(full[i % 2])
+                elif tx < 384 + 64:
+                    for i in T.serial(n_iter):
+                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (c_first + i) * BT
+                        load_rows(v, v_s, i % 2, full, t0, v_end, hv, 0, BT, BV, dtype)
+                        T.barrier_arrive(full[i % 2])
+                elif tx < 384 + 96:
+                    for i in T.serial(n_iter):
+                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (c_first + i) * BT
+                        load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
+                        if emit_o:
+                            load_rows(z, zr_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
+                        load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
+                        T.barrier_arrive(full[i % 2])
+                else:
+                    if emit_o:
+                        store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv)
+                        # the last sequence's last segment zeroes the padding tail [cu[N], T)
+                        if is_last and n == num_seqs - 1:
+                            zero_tail(o, seq_end, hv)
+
+    return gdn_fwd_rs
