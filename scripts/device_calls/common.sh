@@ -86,21 +86,24 @@ ab_drift() {
     "$new=$OUT/ab_${mode}_${new}_1.json" "${base}again=$OUT/ab_${mode}_${base}_2.json"
 }
 
-# ab_runs MODE "HEADS" "MIXES" LABEL=SITE[:VAR=VALUE] ...: flashqla alone (bench_gdn.py --mode MODE), one process per
-# run in the order given, each with PYTHONPATH=SITE and the optional environment setting (e.g.
+# ab_runs MODE "HEADS" "MIXES" LABEL=SITE[:VAR=VALUE[,VAR=VALUE]] ...: flashqla alone (bench_gdn.py --mode MODE), one
+# process per run in the order given, each with PYTHONPATH=SITE and the optional environment settings (e.g.
 # pdl0=/tmp/site:FLASHQLA_PDL=0); then ms_table.py's table of the runs (the first over the last) (twenty-eighth session)
 ab_runs() {
-  local mode=$1 heads=$2 mixes=$3 spec label site setting tables=()
+  local mode=$1 heads=$2 mixes=$3 spec label site setting rc tables=()
   shift 3
   for spec in "$@"; do
     label=${spec%%=*}
     site=${spec#*=}
     setting=""
     case $site in *:*) setting=${site#*:}; site=${site%%:*} ;; esac
+    setting=${setting//,/ }  # several settings: VAR=VALUE,VAR=VALUE
     # shellcheck disable=SC2086
     env $setting PYTHONPATH="$site" PYTHONUNBUFFERED=1 timeout 70 python3 benchmarks/bench_gdn.py --mode "$mode" \
       --libs flashqla --heads $heads --mixes $mixes --json "$OUT/ab_${mode}_$label.json" > "$OUT/ab_${mode}_$label.log" 2>&1
-    echo "$mode $label rc=$?"
+    rc=$?
+    echo "$mode $label rc=$rc"
+    [ $rc -eq 0 ] || tail -3 "$OUT/ab_${mode}_$label.log"
     tables+=("$label=$OUT/ab_${mode}_$label.json")
   done
   python3 scripts/device_calls/ms_table.py "$mode" "${tables[@]}"

@@ -1,0 +1,127 @@
+"""The register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py, FLASHQLA_FWD_RS=1) on the GPU (sm90 family): it
+runs the main pass of the 128-wide forward (FLASHQLA_FWD_BLOCK_V=128 here), so every case is checked against the
+float64 reference and against the default 128-wide kernel on the same inputs, on the shapes whose code paths
+differ: partial chunks and the padding tail, sequences of length 0 and 1, initial and final states in both
+layouts (the state is held transposed, S^T, so both layouts are loads and stores across rows), fp16, context
+parallelism (segments starting from the correction walk's states), and a training step (the backward's state
+recompute stays on the default kernel, which stores the chunk states). A profiler run checks that the kernel
+really ran.
+
+Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import flashqla
+from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_chunk_ref, gdn_recurrent_ref
+from gdn_inputs import TOL, has_wide_kernel, make_problem, ragged_cu_seqlens, record, rel_err
+
+pytestmark = pytest.mark.gpu
+DEV = "cuda"
+# the two kernels round the same bf16 operands but sum O's two products in another order; allow the rounding of
+# either against float64
+TOL_KERNELS = 1e-2
+
+CASES = {
+    # name: (H, HV, lengths, padding tail, dtype)
+    "dense 1x4096 H16/HV32": (16, 32, [4096], 0, torch.bfloat16),
+    "ragged+tail H2/HV8": (2, 8, [1, 0, 130, 64, 1000, 63], 77, torch.bfloat16),
+    "short H4/HV16 fp16": (4, 16, [65, 1, 200], 5, torch.float16),
+}
+
+needs_wide = pytest.mark.skipif(
+    not has_wide_kernel(), reason="GPU test skipped: no CUDA GPU" if not torch.cuda.is_available()
+    else "the register-operand forward is an sm90-family kernel (the kernel family here is not sm90)")
+
+
+def forward(p, cu, monkeypatch, rs, state_v_first=False, cp_segment_chunks=-1):
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", "128")
+    monkeypatch.setenv("FLASHQLA_FWD_RS", "1" if rs else "0")
+    out = flashqla.chunk_gated_delta_rule_fwd(
+        p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
+        cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=cp_segment_chunks)
+    monkeypatch.delenv("FLASHQLA_FWD_RS")
+    monkeypatch.delenv("FLASHQLA_FWD_BLOCK_V")
+    return out
+
+
+def check(out, o_ref, ht_ref, p, lengths, what):
+    assert record("o", rel_err(out.o, o_ref), what) <= TOL["o"], what
+    assert record("final_state", rel_err(out.final_state, ht_ref), what) <= TOL["final_state"], what
+    end = sum(lengths)
+    assert torch.equal(out.o[:, end:], torch.zeros_like(out.o[:, end:])), f"{what}: padding tail of o"
+    for n, length in enumerate(lengths):
+        if length == 0:  # an empty sequence hands its initial state through unchanged
+            assert torch.equal(out.final_state[n], p["initial_state"][n].float()), f"{what}: empty sequence"
+
+
+@needs_wide
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_rs_matches_reference_and_the_default_kernel(case, state_v_first, monkeypatch):
+    H, HV, lengths, tail, dtype = CASES[case]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths) + tail, H, HV, dtype=dtype, device=DEV, N=len(lengths),
+                     state_v_first=state_v_first)
+    fn = gdn_recurrent_ref if sum(lengths) <= 2048 else gdn_chunk_ref
+    o_ref, ht_ref = fn(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
+                       output_final_state=True, cu_seqlens=cu, state_v_first=state_v_first)
+    outs = {}
+    for rs in (True, False):
+        out = forward(p, cu, monkeypatch, rs, state_v_first)
+        check(out, o_ref, ht_ref, p, lengths, f"{case} rs={rs} v_first={state_v_first}")
+        outs[rs] = out
+    assert rel_err(outs[True].o, outs[False].o.double()) <= TOL_KERNELS
+    assert rel_err(outs[True].final_state, outs[False].final_state.double()) <= TOL_KERNELS
+
+
+@needs_wide
+@pytest.mark.parametrize("gate", ["strong", "mild"])
+@pytest.mark.parametrize("cp_segment_chunks", [1, 3, -1])
+def test_rs_with_context_parallelism(cp_segment_chunks, gate, monkeypatch):
+    """The main pass from the correction walk's segment states (warm-up pass for decaying heads, transition
+    matrices for g = 0 heads: both by the default kernel)."""
+    lengths = [3000, 1, 0, 700, 64, 5000]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths) + 90, 2, 8, device=DEV, gate=gate, N=len(lengths))
+    o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
+                                  output_final_state=True, cu_seqlens=cu)
+    out = forward(p, cu, monkeypatch, True, cp_segment_chunks=cp_segment_chunks)
+    check(out, o_ref, ht_ref, p, lengths, f"rs cp_segment_chunks={cp_segment_chunks} gate={gate}")
+
+
+@needs_wide
+def test_rs_kernel_runs_and_training_step(monkeypatch):
+    """FLASHQLA_FWD_RS=1 runs gdn_fwd_rs (profiler) in the forward of a training step; every gradient against the
+    float64 chunked backward."""
+    lengths = [1000, 1, 333]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths) + 20, 4, 16, device=DEV, N=len(lengths))
+    names = ("q", "k", "v", "g", "beta", "initial_state")
+    leaves = {n: p[n].clone().requires_grad_(True) for n in names}
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", "128")
+    monkeypatch.setenv("FLASHQLA_FWD_RS", "1")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=cu)
+        torch.cuda.synchronize()
+    assert any("gdn_fwd_rs" in e.key for e in prof.key_averages()), "FLASHQLA_FWD_RS=1 did not run gdn_fwd_rs"
+    do = torch.randn_like(o)
+    dht = torch.randn_like(ht) / 8
+    ((o.float() * do.float()).sum() + (ht * dht).sum()).backward()
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], chunk_local_cumsum_ref(p["g"], cu), p["beta"], do, dht,
+                        128 ** -0.5, p["initial_state"], cu)
+    for name, want in zip(names, ref):
+        err = record(f"d{name}" if name != "initial_state" else "dh0", rel_err(leaves[name].grad, want),
+                     "rs autograd")
+        assert err <= TOL["grad"], f"rs: d{name} rel err {err:.3e}"
+
+
+def test_rs_setting_is_checked(monkeypatch):
+    p = make_problem(1, 64, 2, 8, device=DEV)
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", "128")  # the setting is read where the 128-wide forward runs
+    monkeypatch.setenv("FLASHQLA_FWD_RS", "yes")
+    with pytest.raises(RuntimeError, match="FLASHQLA_FWD_RS"):
+        flashqla.chunk_gated_delta_rule(**p)
