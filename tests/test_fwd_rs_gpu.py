@@ -1,6 +1,6 @@
 """The register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py, FLASHQLA_FWD_RS=1) on the GPU (sm90 family): it
-runs the main pass of the 128-wide forward (FLASHQLA_FWD_BLOCK_V=128 here), so every case is checked against the
-float64 reference and against the default 128-wide kernel on the same inputs, on the shapes whose code paths
+runs the forward's main pass at either V-slice width (forced here through FLASHQLA_FWD_BLOCK_V), so every case is
+checked at both widths against the float64 reference and against the default kernel of that width on the same inputs, on the shapes whose code paths
 differ: partial chunks and the padding tail, sequences of length 0 and 1, initial and final states in both
 layouts (the state is held transposed, S^T, so both layouts are loads and stores across rows), fp16, context
 parallelism (segments starting from the correction walk's states), and a training step (the backward's state
@@ -22,7 +22,7 @@ from gdn_inputs import TOL, has_wide_kernel, make_problem, ragged_cu_seqlens, re
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
 # the two kernels round the same bf16 operands but sum O's two products in another order; allow the rounding of
-# either against float64
+# either against float64 (as test_fwd_block_v_gpu.py does for the two widths)
 TOL_KERNELS = 1e-2
 
 CASES = {
@@ -37,8 +37,8 @@ needs_wide = pytest.mark.skipif(
     else "the register-operand forward is an sm90-family kernel (the kernel family here is not sm90)")
 
 
-def forward(p, cu, monkeypatch, rs, state_v_first=False, cp_segment_chunks=-1):
-    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", "128")
+def forward(p, cu, monkeypatch, rs, block_v, state_v_first=False, cp_segment_chunks=-1):
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", str(block_v))
     monkeypatch.setenv("FLASHQLA_FWD_RS", "1" if rs else "0")
     out = flashqla.chunk_gated_delta_rule_fwd(
         p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
@@ -59,9 +59,10 @@ def check(out, o_ref, ht_ref, p, lengths, what):
 
 
 @needs_wide
+@pytest.mark.parametrize("block_v", [128, 64])
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_rs_matches_reference_and_the_default_kernel(case, state_v_first, monkeypatch):
+def test_rs_matches_reference_and_the_default_kernel(case, state_v_first, block_v, monkeypatch):
     H, HV, lengths, tail, dtype = CASES[case]
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, sum(lengths) + tail, H, HV, dtype=dtype, device=DEV, N=len(lengths),
@@ -71,17 +72,18 @@ def test_rs_matches_reference_and_the_default_kernel(case, state_v_first, monkey
                        output_final_state=True, cu_seqlens=cu, state_v_first=state_v_first)
     outs = {}
     for rs in (True, False):
-        out = forward(p, cu, monkeypatch, rs, state_v_first)
-        check(out, o_ref, ht_ref, p, lengths, f"{case} rs={rs} v_first={state_v_first}")
+        out = forward(p, cu, monkeypatch, rs, block_v, state_v_first)
+        check(out, o_ref, ht_ref, p, lengths, f"{case} rs={rs} BV={block_v} v_first={state_v_first}")
         outs[rs] = out
     assert rel_err(outs[True].o, outs[False].o.double()) <= TOL_KERNELS
     assert rel_err(outs[True].final_state, outs[False].final_state.double()) <= TOL_KERNELS
 
 
 @needs_wide
+@pytest.mark.parametrize("block_v", [128, 64])
 @pytest.mark.parametrize("gate", ["strong", "mild"])
 @pytest.mark.parametrize("cp_segment_chunks", [1, 3, -1])
-def test_rs_with_context_parallelism(cp_segment_chunks, gate, monkeypatch):
+def test_rs_with_context_parallelism(cp_segment_chunks, gate, block_v, monkeypatch):
     """The main pass from the correction walk's segment states (warm-up pass for decaying heads, transition
     matrices for g = 0 heads: both by the default kernel)."""
     lengths = [3000, 1, 0, 700, 64, 5000]
@@ -89,12 +91,13 @@ def test_rs_with_context_parallelism(cp_segment_chunks, gate, monkeypatch):
     p = make_problem(1, sum(lengths) + 90, 2, 8, device=DEV, gate=gate, N=len(lengths))
     o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
                                   output_final_state=True, cu_seqlens=cu)
-    out = forward(p, cu, monkeypatch, True, cp_segment_chunks=cp_segment_chunks)
-    check(out, o_ref, ht_ref, p, lengths, f"rs cp_segment_chunks={cp_segment_chunks} gate={gate}")
+    out = forward(p, cu, monkeypatch, True, block_v, cp_segment_chunks=cp_segment_chunks)
+    check(out, o_ref, ht_ref, p, lengths, f"rs BV={block_v} cp_segment_chunks={cp_segment_chunks} gate={gate}")
 
 
 @needs_wide
-def test_rs_kernel_runs_and_training_step(monkeypatch):
+@pytest.mark.parametrize("block_v", [128, 64])
+def test_rs_kernel_runs_and_training_step(block_v, monkeypatch):
     """FLASHQLA_FWD_RS=1 runs gdn_fwd_rs (profiler) in the forward of a training step; every gradient against the
     float64 chunked backward."""
     lengths = [1000, 1, 333]
@@ -102,7 +105,7 @@ def test_rs_kernel_runs_and_training_step(monkeypatch):
     p = make_problem(1, sum(lengths) + 20, 4, 16, device=DEV, N=len(lengths))
     names = ("q", "k", "v", "g", "beta", "initial_state")
     leaves = {n: p[n].clone().requires_grad_(True) for n in names}
-    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", "128")
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", str(block_v))
     monkeypatch.setenv("FLASHQLA_FWD_RS", "1")
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=cu)
@@ -115,13 +118,12 @@ def test_rs_kernel_runs_and_training_step(monkeypatch):
                         128 ** -0.5, p["initial_state"], cu)
     for name, want in zip(names, ref):
         err = record(f"d{name}" if name != "initial_state" else "dh0", rel_err(leaves[name].grad, want),
-                     "rs autograd")
-        assert err <= TOL["grad"], f"rs: d{name} rel err {err:.3e}"
+                     f"rs BV={block_v} autograd")
+        assert err <= TOL["grad"], f"rs BV={block_v}: d{name} rel err {err:.3e}"
 
 
 def test_rs_setting_is_checked(monkeypatch):
     p = make_problem(1, 64, 2, 8, device=DEV)
-    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", "128")  # the setting is read where the 128-wide forward runs
     monkeypatch.setenv("FLASHQLA_FWD_RS", "yes")
     with pytest.raises(RuntimeError, match="FLASHQLA_FWD_RS"):
         flashqla.chunk_gated_delta_rule(**p)

@@ -185,12 +185,15 @@ EXTRA_PROGRAMS = {
              # benchmarks/results/H200_row_pad.md)
              ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
               dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8), (("gmax", 1),)),
-             # the forward with the state as the register operand (S^T in two warpgroups, no shared-memory round trip
-             # and no barrier between warpgroups on the chain): its own launcher table, the main pass of the 128-wide
-             # forward where FLASHQLA_FWD_RS=1 (csrc/ops/gdn_common.cpp). Registers 208 / 64 / 32: at 200 for the math
-             # warpgroups ptxas serializes every wgmma (C7512), at 56 for X's likewise (C7511). Not yet run on a GPU
+             # the forward with the state as the register operand (S^T in one or two math warpgroups, no shared-memory
+             # round trip and no barrier between warpgroups on the chain; docs/fwd_rs.md): its own launcher table, the
+             # forward's main pass at either width where FLASHQLA_FWD_RS=1 (csrc/ops/gdn_common.cpp). Registers at BV =
+             # 128 208 / 64 / 32 (at 200 for the math warpgroups ptxas serializes every wgmma, C7512; at 56 for X's
+             # likewise, C7511); at 64 208 / 128 / 128 (384 threads: at most 504 in all), no spills. Not yet run on a GPU
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
-              dict(K=128, V=128, BT=64, BV=128, regs=(208, 64, 32)), (("bv", 128),))],
+              dict(K=128, V=128, BT=64, BV=128, regs=(208, 64, 32)), (("bv", 128),)),
+             ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
+              dict(K=128, V=128, BT=64, BV=64, regs=(208, 128, 128)), (("bv", 64),))],
 }
 
 

@@ -63,7 +63,7 @@ inline int fwd_block_v_override() {
 }
 
 // FLASHQLA_FWD_RS (read on every call): "1" runs the register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py) where
-// it applies (the 128-wide V slice, no chunk states stored), "0" or unset the default forward
+// it applies (the forward's main pass without chunk states stored), "0" or unset the default forward
 inline bool fwd_rs_requested() {
   const char* s = std::getenv("FLASHQLA_FWD_RS");
   if (s == nullptr || s[0] == '\0') return false;

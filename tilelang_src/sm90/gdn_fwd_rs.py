@@ -1,10 +1,10 @@
 """Fused chunked GDN forward (SM90) with the state as the register operand of its products ("rs").
 
-The same walk as gdn_fwd.py (one CTA per segment and v-head, the segment-plan tables, the chunk prep's A and Z, the
-warm-up pass) with the whole 128-wide V in one CTA, written transposed: the state lives as S^T [V, K] (fp32) in the
-registers of two warpgroups, each holding 64 of the 128 V rows, and S~^T = bf16(S^T) and W^T never leave the
-registers: they are the A operands of register-sourced wgmma (RS), with K, Q, X and Z the shared-memory B operands.
-Per chunk, with the quantities of gdn_fwd.py (docs/gdn_chunk_derivation.md, "Two-GEMM chain"):
+The same walk as gdn_fwd.py (one CTA per segment, v-head and V slice, the segment-plan tables, the chunk prep's A and
+Z, the warm-up pass), written transposed: the state lives as S^T [BV, K] (fp32) in the registers of the math
+warpgroups, each holding 64 V rows, and S~^T = bf16(S^T) and W^T never leave the registers: they are the A operands of
+register-sourced wgmma (RS), with K, Q, X and Z the shared-memory B operands. Per chunk, with the quantities of
+gdn_fwd.py (docs/gdn_chunk_derivation.md, "Two-GEMM chain"):
 
     SK  = S~^T K^T                      [V, BT]   (= U^T)
     W^T = V^T - SK diag(gamma)          [V, BT]
@@ -12,16 +12,15 @@ Per chunk, with the quantities of gdn_fwd.py (docs/gdn_chunk_derivation.md, "Two
     O^T = (S~^T Q^T) diag(scale * gamma) + W^T Z^T
 
 so the chain has no shared-memory round trip (gdn_fwd.py writes S~ and W to shared memory and crosses warpgroups
-twice per chunk) and no barrier between warpgroups: each math warpgroup runs its half of V from S~ to the state
-update itself. docs/fwd_rs.md: the design, and FlashInfer's Hopper kernel it borrows the transposed register form
-from (whose chain is three products: it applies the inverse to the residual on the chain).
+twice per chunk) and no barrier between warpgroups: each math warpgroup runs its 64 V rows from S~ to the state update
+itself. docs/fwd_rs.md: the design, the schedule of the waits, and FlashInfer's Hopper kernel it borrows the
+transposed register form from (whose chain is three products: it applies the inverse to the residual on the chain).
 
-Warpgroups: WG0 and WG1 the two V halves (one 256-thread branch whose products split M = V over the two);
-WG2 forms X = diag(r * beta) A^T K and the per-row gates of each chunk one ring stage ahead; WG3: three producer
-warps fill a two-stage ring by TMA (element copies for a partial chunk) and a storer warp stores O from a
-two-stage buffer (TMA for a full chunk). O's products are issued behind the chain's: O1 = S~^T Q^T right behind SK,
-O2 = W^T Z^T behind the state update, and chunk i's O is stored once chunk i + 1's SK is issued, so no wait on the
-chain covers an O product.
+Warpgroups: the math warpgroups (two at BV = 128, one at 64; one macro, math_half); then X's warpgroup, which forms
+X = diag(r * beta) A^T K and the per-row gates of each chunk a ring stage ahead; then three producer warps that fill
+a two-stage ring by TMA (element copies for a partial chunk) and a storer warp that stores O from a two-stage buffer
+(TMA for a full chunk). O's products run under the chain's other work: O1 = S~^T Q^T under W^T, O2 = W^T Z^T under the
+next chunk's S~^T and SK, and chunk i's O is handed to the storer once chunk i + 1's SK is done.
 
 Not here: the chunk states for the backward (store_h; csrc/ops/gdn_common.cpp keeps gdn_fwd.py for them).
 """
@@ -43,18 +42,23 @@ def gdn_fwd_rs_sm90(
     V: int = 128,
     # kernel config
     BT: int = 64,
-    BV: int = 128,  # the whole V: one CTA per segment and v-head
+    # the V slice of a CTA: 128 (one CTA per segment and v-head, two math warpgroups) or 64 (two CTAs, one math
+    # warpgroup each: for calls with few heads and sequences, context parallelism's segments)
+    BV: int = 128,
     # registers per thread: the math warpgroups (S^T 64, S~^T 32, SK 32, O 32, W^T 16), X's warpgroup (X in two
-    # 64-column halves), the producer and storer warps; 2 * math + x + load = 512
+    # 64-column halves), the producer and storer warps; their sum over the warpgroups at most 512
     regs: tuple = (208, 64, 32),
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
-    assert BV == V == 128 and K == 128 and BT == 64
+    assert BV in (64, 128) and V == 128 and K == 128 and BT == 64
+    NV = V // BV
+    VH = 64  # a math warpgroup's V rows
+    NMATH = BV // VH  # math warpgroups
     NREG_MATH, NREG_X, NREG_LOAD = regs
-    assert 2 * NREG_MATH + NREG_X + NREG_LOAD <= 512
+    assert NMATH * NREG_MATH + NREG_X + NREG_LOAD <= 512
+    PT = 128 * (NMATH + 1)  # the producer warps' first thread
     KH = K // 2  # X's column half
-    VH = BV // 2  # a math warpgroup's V rows
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
     HV = T.dynamic("num_v_heads")
@@ -67,11 +71,11 @@ def gdn_fwd_rs_sm90(
     accum = "float32"
 
     @T.macro
-    def store_rows(src, stage, dst, t0, seq_end, hv):
-        """dst[t0 + r, hv, c] <- src[stage, r, c] for the rows of the sequence (16-byte row pieces)"""
+    def store_rows(src, stage, dst, t0, seq_end, hv, c0):
+        """dst[t0 + r, hv, c0 + c] <- src[stage, r, c] for the rows of the sequence (16-byte row pieces)"""
         for r, c in T.Parallel(BT, BV):
             if t0 + r < seq_end:
-                dst[t0 + r, hv, c] = src[stage, r, c]
+                dst[t0 + r, hv, c0 + c] = src[stage, r, c]
 
     @T.macro
     def store_o_stage(o_frag, o_s, o_full, o_free, j, v0):
@@ -84,25 +88,27 @@ def gdn_fwd_rs_sm90(
         T.barrier_arrive(o_full[j % 2])
 
     @T.macro
-    def math_half(vh, s_frag, st_frag, sk_frag, wt_frag, o_frag, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s,
+    def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, o_frag, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s,
                   full, empty, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
                   use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
-        """One math warpgroup's walk over the segment: S^T of V rows [v0, v0 + 64), v0 = 64 * vh"""
+        """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
+        c0 + v0 ... of the head)"""
         v0 = vh * VH
+        vg = c0 + v0
         has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
         is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
         if warmup != 0:
             for a, b in T.Parallel(VH, K):
-                s_frag[a, b] = T.if_then_else(is_m != 0 and v0 + a == b, 1.0, 0.0)
+                s_frag[a, b] = T.if_then_else(is_m != 0 and vg + a == b, 1.0, 0.0)
         elif has_prev and n_iter > 0:
             for a, b in T.Parallel(VH, K):
-                s_frag[a, b] = cp_h0[seg, hv, b, v0 + a]
+                s_frag[a, b] = cp_h0[seg, hv, b, vg + a]
         elif use_h0 != 0 and n < num_seqs:
             if state_v_first != 0:
-                T.copy(h0[n, hv, v0:v0 + VH, 0:K], s_frag)
+                T.copy(h0[n, hv, vg:vg + VH, 0:K], s_frag)
             else:
                 for a, b in T.Parallel(VH, K):
-                    s_frag[a, b] = h0[n, hv, b, v0 + a]
+                    s_frag[a, b] = h0[n, hv, b, vg + a]
         else:
             T.clear(s_frag)
         # Every product is issued on every path (O's too when no o is stored: its results are dropped), and every
@@ -146,34 +152,34 @@ def gdn_fwd_rs_sm90(
         if warmup != 0:
             if n_iter > 0:
                 for a, b in T.Parallel(VH, K):
-                    cp_out[is_m * NSEG + seg, hv, b, v0 + a] = s_frag[a, b]
+                    cp_out[is_m * NSEG + seg, hv, b, vg + a] = s_frag[a, b]
         elif store_ht != 0 and is_last:
             if state_v_first != 0:
-                T.copy(s_frag, ht[n, hv, v0:v0 + VH, 0:K])
+                T.copy(s_frag, ht[n, hv, vg:vg + VH, 0:K])
             else:
                 for a, b in T.Parallel(VH, K):
-                    ht[n, hv, b, v0 + a] = s_frag[a, b]
+                    ht[n, hv, b, vg + a] = s_frag[a, b]
 
     @T.macro
-    def store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv):
+    def store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0):
         """The storer warp: each chunk's O from o_s to o (one TMA store for a full chunk)"""
         for i in T.serial(n_iter):
             t0 = seq_start + (c_first + i) * BT
             T.barrier_wait(o_full[i % 2], (i // 2) % 2)
             if t0 + BT <= seq_end:
-                T.tma_copy(o_s[i % 2, :, :], o[t0:t0 + BT, hv, 0:BV])
+                T.tma_copy(o_s[i % 2, :, :], o[t0:t0 + BT, hv, c0:c0 + BV])
                 T.tma_store_wait()
             else:
-                store_rows(o_s, i % 2, o, t0, seq_end, hv)
+                store_rows(o_s, i % 2, o, t0, seq_end, hv, c0)
             T.barrier_arrive(o_free[i % 2])
 
     @T.macro
-    def zero_tail(o, seq_end, hv):
-        """o[t, hv, :] <- 0 for the padding tail seq_end <= t < num_tokens"""
+    def zero_tail(o, seq_end, hv, c0):
+        """o[t, hv, c0:c0 + BV] <- 0 for the padding tail seq_end <= t < num_tokens"""
         for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
             for r, c in T.Parallel(BT, BV):
                 if seq_end + blk * BT + r < num_tokens:
-                    o[seq_end + blk * BT + r, hv, c] = T.cast(0, dtype)
+                    o[seq_end + blk * BT + r, hv, c0 + c] = T.cast(0, dtype)
 
     @T.prim_func
     def gdn_fwd_rs(
@@ -202,10 +208,11 @@ def gdn_fwd_rs_sm90(
         warmup: T.int32,
         group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
     ):
-        # grid (v-head in the group, qk-head, segment CTA), as gdn_fwd.py's with one V slice
-        with T.Kernel(group, H, NGRID, threads=512) as (jv, hq, bx):
+        # grid ((v-head in the group, V slice), qk-head, segment CTA), as gdn_fwd.py's
+        with T.Kernel(group * NV, H, NGRID, threads=PT + 128) as (jv, hq, bx):
             grid_dependency(pdl)
-            hv = hq * group + jv
+            hv = hq * group + jv // NV
+            c0 = (jv % NV) * BV  # the CTA's V slice
             seg = bx % NSEG
             is_m = bx // NSEG  # 1: a transition-matrix CTA of the warm-up pass
             num_seqs = N1 - 1
@@ -221,7 +228,7 @@ def gdn_fwd_rs_sm90(
             v_end = seq_end - (flags // 4) * (seq_end + BT)  # the transition-matrix CTAs load V = 0
             emit_o = store_o != 0 and warmup == 0
 
-            # ring filled by WG3
+            # ring filled by the producer warps
             q_s = T.alloc_shared((2, BT, K), dtype)
             k_s = T.alloc_shared((2, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
@@ -229,11 +236,11 @@ def gdn_fwd_rs_sm90(
             zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
-            # WG2 -> math, per ring stage
+            # X's warpgroup -> math, per ring stage
             x_s = T.alloc_shared((2, BT, K), dtype)  # X
             gam_s = T.alloc_shared((2, BT), accum)  # gamma
             gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
-            rb_s = T.alloc_shared((BT,), accum)  # r * beta (WG2 only)
+            rb_s = T.alloc_shared((BT,), accum)  # r * beta (X's warpgroup only)
             # math -> storer
             o_s = T.alloc_shared((2, BT, BV), dtype)
 
@@ -251,13 +258,13 @@ def gdn_fwd_rs_sm90(
             sk1 = T.alloc_fragment((VH, BT), accum)
             wt1 = T.alloc_fragment((VH, BT), dtype)
             o1 = T.alloc_fragment((VH, BT), accum)
-            x_frag = T.alloc_fragment((BT, KH), accum)  # a column half of X (WG2)
+            x_frag = T.alloc_fragment((BT, KH), accum)  # a column half of X (X's warpgroup)
 
             full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
-            empty = T.alloc_barrier([384, 384])  # the math warpgroups and WG2 per stage
-            x_ready = T.alloc_barrier([128, 128])  # WG2 wrote X and the gates of a stage
-            x_free = T.alloc_barrier([256, 256])  # the math warpgroups' products read that X
-            o_full = T.alloc_barrier([256, 256])  # the math warpgroups wrote O to o_s[stage]
+            empty = T.alloc_barrier([PT, PT])  # the math warpgroups and X's per stage
+            x_ready = T.alloc_barrier([128, 128])  # X's warpgroup wrote X and the gates of a stage
+            x_free = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups' products read that X
+            o_full = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups wrote O to o_s[stage]
             o_free = T.alloc_barrier([32, 32])  # the storer warp stored o_s[stage]
 
             # V is read (V^T: column pieces) and O written (O^T) across rows: swizzled so that the rows of one
@@ -266,19 +273,19 @@ def gdn_fwd_rs_sm90(
             tx = T.get_thread_binding()
 
             if tx < 128:
-                # ---------------- WG0, WG1: the state, S^T of V rows [0, 64) and [64, 128)
+                # ---------------- the math warpgroups: S^T of the slice's V rows [0, 64) (and [64, 128))
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(0, s0, st0, sk0, wt0, o0, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
+                math_half(0, c0, s0, st0, sk0, wt0, o0, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
                           x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
                           use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
-            elif tx < 256:
+            elif NMATH == 2 and tx < 256:
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(1, s1, st1, sk1, wt1, o1, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
+                math_half(1, c0, s1, st1, sk1, wt1, o1, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
                           x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
                           use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
 
-            elif tx < 384:
-                # ---------------- WG2: X = diag(r * beta) A^T K and the gates, a stage ahead of the math
+            elif tx < PT:
+                # ---------------- X's warpgroup: X = diag(r * beta) A^T K and the gates, a stage ahead of the math
                 T.set_max_nreg(NREG_X, 0)
                 for i in T.serial(n_iter):
                     T.barrier_wait(full[i % 2], (i // 2) % 2)
@@ -298,9 +305,9 @@ def gdn_fwd_rs_sm90(
                     T.barrier_arrive(empty[i % 2])
 
             else:
-                # ---------------- WG3: loads, and the storer warp
+                # ---------------- the producer warps and the storer warp
                 T.set_max_nreg(NREG_LOAD, 0)
-                if tx < 384 + 32:
+                if tx < PT + 32:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
@@ -308,13 +315,13 @@ def gdn_fwd_rs_sm90(
                             load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
                         T.barrier_arrive(full[i % 2])
-                elif tx < 384 + 64:
+                elif tx < PT + 64:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        load_rows(v, v_s, i % 2, full, t0, v_end, hv, 0, BT, BV, dtype)
+                        load_rows(v, v_s, i % 2, full, t0, v_end, hv, c0, BT, BV, dtype)
                         T.barrier_arrive(full[i % 2])
-                elif tx < 384 + 96:
+                elif tx < PT + 96:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
@@ -325,9 +332,9 @@ def gdn_fwd_rs_sm90(
                         T.barrier_arrive(full[i % 2])
                 else:
                     if emit_o:
-                        store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv)
+                        store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0)
                         # the last sequence's last segment zeroes the padding tail [cu[N], T)
                         if is_last and n == num_seqs - 1:
-                            zero_tail(o, seq_end, hv)
+                            zero_tail(o, seq_end, hv, c0)
 
     return gdn_fwd_rs
