@@ -5,7 +5,8 @@
   0.1.15 emits mma.sync there, SASS HMMA) and no tcgen05 either, nor do check variants, which are
   those families built for sm_90a with wgmma disabled; the sm120 family uses no TMA,
 * every kernel's shared memory (static, from the binary, plus dynamic, from the manifest) fits the
-  per-block limit of the GPUs it is for (tilelang_src/variants.py).
+  per-block limit of the GPUs it is for (tilelang_src/variants.py),
+* ptxas kept the sm90 family's wgmma asynchronous (no kernel whose every HGMMA is waited for alone).
 
 cuobjdump and nvdisasm come with the test extras (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm) or a
 CUDA toolkit; without them the tests are skipped, with the reason.
@@ -104,6 +105,20 @@ def test_gemm_instructions(arch):
         assert not re.search(r"\bUTC\w*MMA\b", code), f"{k['symbol']}: tcgen05 MMA (TileLang 0.1.15 emits none here)"
         if k["family"] == "sm120":
             assert "UTMALDG" not in code, f"{k['symbol']}: TMA in an sm120 kernel (its programs use none)"
+
+
+def test_sm90_wgmma_stays_asynchronous():
+    """ptxas serializes every wgmma of a kernel (each HGMMA then carries the group-barrier bit gsb0 and is waited for
+    alone, C7511 / C7512 / C7514 in ptxas -v) when the registers run short or an accumulator is read while its group
+    may be in flight: the products still run, slower, with no error. Every product here is at least two HGMMAs (K of
+    32 or more), so in an asynchronous kernel at most half carry gsb0 (docs/fwd_rs.md)."""
+    sass = _sass("sm_90a")
+    for k in _kernels("sm_90a"):
+        if k["family"] != "sm90" or k["kernel"] in GEMM_FREE:
+            continue
+        hgmma = re.findall(r"HGMMA[^;]*;", sass[k["symbol"] + "_kernel"])
+        waited = sum("gsb0" in h for h in hgmma)
+        assert 2 * waited <= len(hgmma), f"{k['symbol']}: {waited} of {len(hgmma)} HGMMAs each waited for (serialized)"
 
 
 def test_shared_memory_fits_the_per_block_limit():

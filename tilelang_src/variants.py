@@ -189,7 +189,8 @@ EXTRA_PROGRAMS = {
              # round trip and no barrier between warpgroups on the chain; docs/fwd_rs.md): its own launcher table, the
              # forward's main pass at either width where FLASHQLA_FWD_RS=1 (csrc/ops/gdn_common.cpp). Registers at BV =
              # 128 208 / 64 / 32 (at 200 for the math warpgroups ptxas serializes every wgmma, C7512; at 56 for X's
-             # likewise, C7511); at 64 208 / 128 / 128 (384 threads: at most 504 in all), no spills. Not yet run on a GPU
+             # likewise, C7511); at 64 208 / 128 / 128 (384 threads: at most 504 in all), no spills. Correct on an H100
+             # (tests/test_fwd_rs_gpu.py, 27 passed, benchmarks/results/s29/README.md); not yet timed, so off
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
               dict(K=128, V=128, BT=64, BV=128, regs=(208, 64, 32)), (("bv", 128),)),
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
@@ -199,9 +200,10 @@ EXTRA_PROGRAMS = {
 
 # families whose kernels use programmatic dependent launch (tilelang_src/common/grid_dependency.py): every kernel
 # waits for the one before it at its top, so each may start while that one finishes (FLASHQLA_PDL=0 turns the launch
-# attribute off at run time). None yet: built for the sm90 family, lowered and audited (scripts/pdl_audit.py) for all
-# its kernels, but the twenty-eighth session got no GPU to run it on (scripts/device_calls/s28_1_pdl.sh is the call
-# that tests and measures it; docs/speed_plan.md). With it off the kernels' lowered code is the same as before
+# attribute off at run time). None: built for the sm90 family, lowered and audited (scripts/pdl_audit.py) for all its
+# kernels, correct (tests/test_pdl_gpu.py), but on an H100 (one process per run, flashqla alone; benchmarks/results/
+# s29/README.md) the forward took 0.993-1.006x its time without it at (32, 32) and (16, 16), 1x8192 to 8192x4, and the
+# training step 1.021-1.023x at (16, 16): no gain. With it off the kernels' lowered code is the same as before
 PDL_FAMILIES: tuple[str, ...] = ()
 
 
