@@ -202,7 +202,7 @@ EXTRA_PROGRAMS = {
 # waits for the one before it at its top, so each may start while that one finishes (FLASHQLA_PDL=0 turns the launch
 # attribute off at run time). None: built for the sm90 family, lowered and audited (scripts/pdl_audit.py) for all its
 # kernels, correct (tests/test_pdl_gpu.py), but on an H100 (one process per run, flashqla alone; benchmarks/results/
-# s29/README.md) the forward took 0.993-1.006x its time without it at (32, 32) and (16, 16), 1x8192 to 8192x4, and the
+# s29/README.md) the forward took 0.990-1.009x its time without it at (32, 32) and (16, 16), 1x8192 to 8192x4, and the
 # training step 1.021-1.023x at (16, 16): no gain. With it off the kernels' lowered code is the same as before
 PDL_FAMILIES: tuple[str, ...] = ()
 
