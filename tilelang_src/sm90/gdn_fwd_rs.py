@@ -112,9 +112,9 @@ def gdn_fwd_rs_sm90(
         else:
             T.clear(s_frag)
         # Every product is issued on every path (O's too when no o is stored: its results are dropped), and every
-        # wait but the one after the update is a wait for all: ptxas serializes every wgmma of the kernel (C7514)
-        # where an accumulator is read after a partial wait that follows a group left in flight across the loop's
-        # back edge. The chain needs SK whole anyway, and whatever was issued before SK completes before it
+        # wait is a wait for all: ptxas serializes every wgmma of the kernel (C7514) where an accumulator is read
+        # after a partial wait that follows a group left in flight across the loop's back edge. The chain needs SK
+        # whole anyway, and whatever was issued before SK (chunk i - 1's O2) completes before it
         for i in T.serial(n_iter):
             T.barrier_wait(full[i % 2], (i // 2) % 2)
             T.barrier_wait(x_ready[i % 2], (i // 2) % 2)
