@@ -427,6 +427,14 @@ SPECS = {
 for _name in ("fwd_soth", "fwd128th"):
     SPECS[_name + "zr"] = dict(SPECS[_name], params=dict(SPECS[_name]["params"], z_from_ring=True))
 
+# the register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py, twenty-ninth session) at each width with the sm90
+# family's parameters, against the default kernel of that width (fwd128thzr, fwd_soth) on the same inputs: e.g.
+# --kernels fwd128thzr fwdrs128 fwd_soth fwdrs64 (o stored, no chunk states: the kernel's only use)
+SPECS["fwdrs128"] = dict(file=SRC / "sm90" / "gdn_fwd_rs.py", factory="gdn_fwd_rs_sm90",
+                         params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, regs=(208, 64, 32)), fix=[],
+                         last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"])
+SPECS["fwdrs64"] = dict(SPECS["fwdrs128"], params=dict(SPECS["fwdrs128"]["params"], BV=64, regs=(208, 128, 128)))
+
 # variants of the warp-specialized chunk gradient by its factory's arguments: setmaxnreg splits (WA, WK, WP; the
 # sum at most 504, see the kernel); each of the four WA options on by default turned off (Vd formed in two
 # halves, dg's whole-chunk terms summed by a warp, dA and dKs stored from fragments, <S0, dS1>'s quarters folded
