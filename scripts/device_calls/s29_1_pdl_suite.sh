@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Twenty-ninth session, call 1 (never ran: no machine could be started; call 2 took its PDL part): 98c2e12's wheel (PDL on
+# Twenty-ninth session, call 1 (never ran: no machine could be started; call 2 took its PDL part): 98c2e12's wheel
+# (PDL on for the sm90 family): s28_1_pdl.sh (the forward and PDL GPU
 # tests; flashqla alone with FLASHQLA_PDL=0 / on / 0 again), then the rest of the GPU suite with PDL on (streams,
 # concurrency, callers, CUDA graphs). About 450 s.
 set -uo pipefail
