@@ -247,7 +247,7 @@ def gdn_fwd_rs_sm90(
             # per math warpgroup (its 64 V rows): S^T, S~^T (the A operand of SK and O1), SK, W^T (the A operand of
             # the update and O2), O^T. Two warpgroups with their own 64-row fragments, each issuing its own products:
             # TileLang 0.1.15 fences the registers of a 256-thread RS product as if one warpgroup held the whole
-            # fragment (twice the array, out of bounds), and ptxas then serializes every wgmma of the kernel (C7514)
+            # fragment (twice the array: out of bounds). The second set is unused (no registers) at BV = 64
             s0 = T.alloc_fragment((VH, K), accum)
             st0 = T.alloc_fragment((VH, K), dtype)
             sk0 = T.alloc_fragment((VH, BT), accum)
