@@ -37,6 +37,19 @@ def record(name: str, err: float, case: str) -> float:
     return err
 
 
+def check_packed_forward(out, o_ref: torch.Tensor, ht_ref: torch.Tensor, initial_state: torch.Tensor,
+                         lengths: list[int], what: str) -> None:
+    """A packed forward's o and final state against float64 (TOL), o zero on the padding tail after the sequences,
+    and every empty sequence's final state its initial state exactly."""
+    assert record("o", rel_err(out.o, o_ref), what) <= TOL["o"], what
+    assert record("final_state", rel_err(out.final_state, ht_ref), what) <= TOL["final_state"], what
+    end = sum(lengths)
+    assert torch.equal(out.o[:, end:], torch.zeros_like(out.o[:, end:])), f"{what}: padding tail of o"
+    for n, length in enumerate(lengths):
+        if length == 0:  # an empty sequence hands its initial state through unchanged
+            assert torch.equal(out.final_state[n], initial_state[n].float()), f"{what}: empty sequence"
+
+
 def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
     """||x - ref|| / ||ref|| in float64; NaN anywhere in x gives inf."""
     x = x.double()

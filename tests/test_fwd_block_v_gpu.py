@@ -16,7 +16,8 @@ import torch
 
 import flashqla
 from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_chunk_ref, gdn_recurrent_ref
-from gdn_inputs import TOL, has_wide_kernel, make_problem, ragged_cu_seqlens, record, rel_err
+from gdn_inputs import (TOL, check_packed_forward, has_wide_kernel, make_problem, ragged_cu_seqlens, record,
+                        rel_err)
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -60,14 +61,8 @@ def test_widths_match_reference_and_each_other(case, state_v_first, monkeypatch)
     outs = {}
     for block_v in (128, 64):
         out = forward(p, cu, monkeypatch, block_v, state_v_first)
-        what = f"{case} BV={block_v} v_first={state_v_first}"
-        assert record("o", rel_err(out.o, o_ref), what) <= TOL["o"], what
-        assert record("final_state", rel_err(out.final_state, ht_ref), what) <= TOL["final_state"], what
-        end = sum(lengths)
-        assert torch.equal(out.o[:, end:], torch.zeros_like(out.o[:, end:])), f"{what}: padding tail of o"
-        for n, length in enumerate(lengths):
-            if length == 0:  # an empty sequence hands its initial state through unchanged
-                assert torch.equal(out.final_state[n], p["initial_state"][n].float()), f"{what}: empty sequence"
+        check_packed_forward(out, o_ref, ht_ref, p["initial_state"], lengths,
+                             f"{case} BV={block_v} v_first={state_v_first}")
         outs[block_v] = out
     assert rel_err(outs[128].o, outs[64].o.double()) <= TOL_WIDTHS
     assert rel_err(outs[128].final_state, outs[64].final_state.double()) <= TOL_WIDTHS

@@ -1,10 +1,10 @@
 """The register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py, FLASHQLA_FWD_RS=1) on the GPU (sm90 family): it
 runs the forward's main pass at either V-slice width (forced here through FLASHQLA_FWD_BLOCK_V), so every case is
-checked at both widths against the float64 reference and against the default kernel of that width on the same inputs, on the shapes whose code paths
-differ: partial chunks and the padding tail, sequences of length 0 and 1, initial and final states in both
-layouts (the state is held transposed, S^T, so both layouts are loads and stores across rows), fp16, context
-parallelism (segments starting from the correction walk's states), and a training step (the backward's state
-recompute stays on the default kernel, which stores the chunk states). A profiler run checks that the kernel
+checked at both widths against the float64 reference and against the default kernel of that width on the same inputs,
+on the shapes whose code paths differ: partial chunks and the padding tail, sequences of length 0 and 1, initial and
+final states in both layouts (the state is held transposed, S^T, so both layouts are loads and stores across rows),
+fp16, context parallelism (segments starting from the correction walk's states), and a training step (the backward's
+state recompute stays on the default kernel, which stores the chunk states). A profiler run checks that the kernel
 really ran.
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
@@ -17,7 +17,8 @@ import torch
 
 import flashqla
 from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_chunk_ref, gdn_recurrent_ref
-from gdn_inputs import TOL, has_wide_kernel, make_problem, ragged_cu_seqlens, record, rel_err
+from gdn_inputs import (TOL, check_packed_forward, has_wide_kernel, make_problem, ragged_cu_seqlens, record,
+                        rel_err)
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -48,16 +49,6 @@ def forward(p, cu, monkeypatch, rs, block_v, state_v_first=False, cp_segment_chu
     return out
 
 
-def check(out, o_ref, ht_ref, p, lengths, what):
-    assert record("o", rel_err(out.o, o_ref), what) <= TOL["o"], what
-    assert record("final_state", rel_err(out.final_state, ht_ref), what) <= TOL["final_state"], what
-    end = sum(lengths)
-    assert torch.equal(out.o[:, end:], torch.zeros_like(out.o[:, end:])), f"{what}: padding tail of o"
-    for n, length in enumerate(lengths):
-        if length == 0:  # an empty sequence hands its initial state through unchanged
-            assert torch.equal(out.final_state[n], p["initial_state"][n].float()), f"{what}: empty sequence"
-
-
 @needs_wide
 @pytest.mark.parametrize("block_v", [128, 64])
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
@@ -73,7 +64,8 @@ def test_rs_matches_reference_and_the_default_kernel(case, state_v_first, block_
     outs = {}
     for rs in (True, False):
         out = forward(p, cu, monkeypatch, rs, block_v, state_v_first)
-        check(out, o_ref, ht_ref, p, lengths, f"{case} rs={rs} BV={block_v} v_first={state_v_first}")
+        check_packed_forward(out, o_ref, ht_ref, p["initial_state"], lengths,
+                             f"{case} rs={rs} BV={block_v} v_first={state_v_first}")
         outs[rs] = out
     assert rel_err(outs[True].o, outs[False].o.double()) <= TOL_KERNELS
     assert rel_err(outs[True].final_state, outs[False].final_state.double()) <= TOL_KERNELS
@@ -92,7 +84,8 @@ def test_rs_with_context_parallelism(cp_segment_chunks, gate, block_v, monkeypat
     o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
                                   output_final_state=True, cu_seqlens=cu)
     out = forward(p, cu, monkeypatch, True, block_v, cp_segment_chunks=cp_segment_chunks)
-    check(out, o_ref, ht_ref, p, lengths, f"rs BV={block_v} cp_segment_chunks={cp_segment_chunks} gate={gate}")
+    check_packed_forward(out, o_ref, ht_ref, p["initial_state"], lengths,
+                         f"rs BV={block_v} cp_segment_chunks={cp_segment_chunks} gate={gate}")
 
 
 @needs_wide
