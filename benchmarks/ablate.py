@@ -434,6 +434,13 @@ SPECS["fwdrs128"] = dict(file=SRC / "sm90" / "gdn_fwd_rs.py", factory="gdn_fwd_r
                          params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, regs=(208, 64, 32)), fix=[],
                          last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"])
 SPECS["fwdrs64"] = dict(SPECS["fwdrs128"], params=dict(SPECS["fwdrs128"]["params"], BV=64, regs=(208, 128, 128)))
+# ... with the ring's K, V, A and gates freed once W^T is formed (early_release, thirtieth session: "er"), and with Z
+# formed by X's warpgroup as well (z_in_x: "erz"; its o differs from the others by Z's rounding, and its prep would
+# skip Q and Z: the kernel time here leaves that out)
+for _w in ("128", "64"):
+    _p = SPECS["fwdrs" + _w]["params"]
+    SPECS["fwdrs" + _w + "er"] = dict(SPECS["fwdrs" + _w], params=dict(_p, early_release=True))
+    SPECS["fwdrs" + _w + "erz"] = dict(SPECS["fwdrs" + _w], params=dict(_p, early_release=True, z_in_x=True))
 
 # variants of the warp-specialized chunk gradient by its factory's arguments: setmaxnreg splits (WA, WK, WP; the
 # sum at most 504, see the kernel); each of the four WA options on by default turned off (Vd formed in two

@@ -22,12 +22,17 @@ a two-stage ring by TMA (element copies for a partial chunk) and a storer warp t
 (TMA for a full chunk). O's products run under the chain's other work: O1 = S~^T Q^T under W^T, O2 = W^T Z^T under the
 next chunk's S~^T and SK, and chunk i's O is handed to the storer once chunk i + 1's SK is done.
 
+With z_in_x, X's warpgroup also forms Z = (scale Gamma * (Q K^T)) (Gamma * A * beta_col) from the ring's Q, K, A and
+gates (the chunk prep then reads no Q and stores no Z: chunk_prep.py form_z=False), so that the prep and this kernel
+move 512 fewer bytes per token and v-head (docs/fwd_rs.md, "Z in X's warpgroup").
+
 Not here: the chunk states for the backward (store_h; csrc/ops/gdn_common.cpp keeps gdn_fwd.py for them).
 """
 
 import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
 
+from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
@@ -48,6 +53,14 @@ def gdn_fwd_rs_sm90(
     # registers per thread: the math warpgroups (S^T 64, S~^T 32, SK 32, O 32, W^T 16), X's warpgroup (X in two
     # 64-column halves), the producer and storer warps; their sum over the warpgroups at most 512
     regs: tuple = (208, 64, 32),
+    # X's warpgroup forms Z itself (P = Q K^T, Pg and Ag through shared memory, Z = Pg Ag by wgmma) into a buffer per
+    # ring stage instead of the producers loading the prep's Z (chunk_prep.py form_z=False goes with it)
+    z_in_x: bool = False,
+    # the ring in two barrier groups: K, V, A and the gates (kv: the chain's and X's inputs) and Q, Z (qz: O's). With
+    # early_release the math warpgroups free a stage's kv group once W^T is formed (SK has read K, W^T V and the
+    # decay g), so the producers load chunk i + 2's K, V, A a chunk earlier than when the whole stage waits for chunk
+    # i's O2 (at chunk i + 1's SK); qz is freed there as before
+    early_release: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -89,8 +102,8 @@ def gdn_fwd_rs_sm90(
 
     @T.macro
     def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, o_frag, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s,
-                  full, empty, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
-                  use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
+                  full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv,
+                  seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
         """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
         c0 + v0 ... of the head)"""
         v0 = vh * VH
@@ -116,19 +129,23 @@ def gdn_fwd_rs_sm90(
         # after a partial wait that follows a group left in flight across the loop's back edge. The chain needs SK
         # whole anyway, and whatever was issued before SK (chunk i - 1's O2) completes before it
         for i in T.serial(n_iter):
-            T.barrier_wait(full[i % 2], (i // 2) % 2)
+            T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
             T.barrier_wait(x_ready[i % 2], (i // 2) % 2)
             T.copy(s_frag, st_frag)
             # SK = S~^T K^T
             T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
             T.wait_wgmma(0)  # SK, and chunk i - 1's O2
             if i > 0:
-                # chunk i - 1's ring stage and X are free; its O goes to the storer warp
-                T.barrier_arrive(empty[(i + 1) % 2])
+                # chunk i - 1's ring stage (its qz group; and kv unless freed at its W^T) and X are free; its O goes
+                # to the storer warp
+                if not early_release:
+                    T.barrier_arrive(empty_kv[(i + 1) % 2])
+                T.barrier_arrive(empty_qz[(i + 1) % 2])
                 T.barrier_arrive(x_free[(i + 1) % 2])
                 if emit_o:
                     store_o_stage(o_frag, o_s, o_full, o_free, i - 1, v0)
             # O1 = S~^T Q^T, under W
+            T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
             T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True)
             decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
             for a, b in T.Parallel(VH, K):
@@ -136,6 +153,8 @@ def gdn_fwd_rs_sm90(
             # W^T = V^T - SK diag(gamma)
             for a, t in T.Parallel(VH, BT):
                 wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+            if early_release:
+                T.barrier_arrive(empty_kv[i % 2])  # K (SK), V and g read
             # S^T += W^T X
             T.wgmma_gemm(wt_frag, x_s[i % 2, :, :], s_frag)
             T.wait_wgmma(0)  # O1 and the update
@@ -145,7 +164,9 @@ def gdn_fwd_rs_sm90(
             T.wgmma_gemm(wt_frag, zr_s[i % 2, :, :], o_frag, transpose_B=True)
         T.wait_wgmma(0)
         if n_iter > 0:
-            T.barrier_arrive(empty[(n_iter + 1) % 2])
+            if not early_release:
+                T.barrier_arrive(empty_kv[(n_iter + 1) % 2])
+            T.barrier_arrive(empty_qz[(n_iter + 1) % 2])
             T.barrier_arrive(x_free[(n_iter + 1) % 2])
             if emit_o:
                 store_o_stage(o_frag, o_s, o_full, o_free, n_iter - 1, v0)
@@ -187,7 +208,7 @@ def gdn_fwd_rs_sm90(
         k: T.Tensor((num_tokens, H, K), dtype),
         v: T.Tensor((num_tokens, HV, V), dtype),
         A: T.Tensor((num_tokens, HV, BT), dtype),
-        z: T.Tensor((num_tokens, HV, BT), dtype),  # read only when o is stored
+        z: T.Tensor((num_tokens, HV, BT), dtype),  # read only when o is stored without z_in_x
         g_cumsum: T.Tensor((num_tokens, HV), accum),
         beta: T.Tensor((num_tokens, HV), accum),
         cu_seqlens: T.Tensor((N1,), "int32"),
@@ -233,7 +254,8 @@ def gdn_fwd_rs_sm90(
             k_s = T.alloc_shared((2, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
             a_s = T.alloc_shared((2, BT, BT), dtype)
-            zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
+            if not z_in_x:
+                zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
             g_s = T.alloc_shared((2, BT), accum)
             b_s = T.alloc_shared((2, BT), accum)
             # X's warpgroup -> math, per ring stage
@@ -241,6 +263,10 @@ def gdn_fwd_rs_sm90(
             gam_s = T.alloc_shared((2, BT), accum)  # gamma
             gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
             rb_s = T.alloc_shared((BT,), accum)  # r * beta (X's warpgroup only)
+            if z_in_x:
+                zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z, per ring stage (X's warpgroup -> math)
+                pg_s = T.alloc_shared((BT, BT), dtype)  # scale * Gamma * (Q K^T) (X's warpgroup only)
+                ag_s = T.alloc_shared((BT, BT), dtype)  # Gamma * A * beta_col (X's warpgroup only)
             # math -> storer
             o_s = T.alloc_shared((2, BT, BV), dtype)
 
@@ -259,9 +285,13 @@ def gdn_fwd_rs_sm90(
             wt1 = T.alloc_fragment((VH, BT), dtype)
             o1 = T.alloc_fragment((VH, BT), accum)
             x_frag = T.alloc_fragment((BT, KH), accum)  # a column half of X (X's warpgroup)
+            if z_in_x:
+                p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, Pg, Ag, then Z (X's warpgroup)
 
-            full = T.alloc_barrier([96, 96])  # 3 loader warps per stage
-            empty = T.alloc_barrier([PT, PT])  # the math warpgroups and X's per stage
+            full_kv = T.alloc_barrier([64, 64])  # K, A, g, beta and V loaded (2 producer warps)
+            empty_kv = T.alloc_barrier([PT, PT])  # the math warpgroups and X's read them
+            full_qz = T.alloc_barrier([32, 32])  # Q and Z loaded (1 producer warp)
+            empty_qz = T.alloc_barrier([PT, PT])  # the math warpgroups and X's read them
             x_ready = T.alloc_barrier([128, 128])  # X's warpgroup wrote X and the gates of a stage
             x_free = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups' products read that X
             o_full = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups wrote O to o_s[stage]
@@ -275,25 +305,37 @@ def gdn_fwd_rs_sm90(
             if tx < 128:
                 # ---------------- the math warpgroups: S^T of the slice's V rows [0, 64) (and [64, 128))
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(0, c0, s0, st0, sk0, wt0, o0, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
-                          x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
-                          use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
+                math_half(0, c0, s0, st0, sk0, wt0, o0, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full_kv,
+                          empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv,
+                          seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
             elif NMATH == 2 and tx < 256:
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(1, c0, s1, st1, sk1, wt1, o1, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full, empty,
-                          x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
-                          use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
+                math_half(1, c0, s1, st1, sk1, wt1, o1, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full_kv,
+                          empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv,
+                          seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
 
             elif tx < PT:
                 # ---------------- X's warpgroup: X = diag(r * beta) A^T K and the gates, a stage ahead of the math
                 T.set_max_nreg(NREG_X, 0)
                 for i in T.serial(n_iter):
-                    T.barrier_wait(full[i % 2], (i // 2) % 2)
+                    T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
+                    if z_in_x:
+                        T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
                     T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
                     for r in T.Parallel(BT):
                         gam_s[i % 2, r] = T.exp2(g_s[i % 2, r] * LOG2E)
                         gam2_s[i % 2, r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
                         rb_s[r] = T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E) * b_s[i % 2, r]
+                    if z_in_x and emit_o:
+                        # Z = Pg Ag, Pg = scale * Gamma * (Q K^T), Ag = Gamma * A * beta_col (Gamma formed inline)
+                        T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                        scale_gamma(p_frag, p_frag, g_s, i % 2, scale, False, BT)
+                        T.copy(p_frag, pg_s)
+                        gate_a(p_frag, p_frag, g_s, a_s, b_s, i % 2, False, BT)
+                        T.copy(p_frag, ag_s)
+                        T.fence_proxy_async()
+                        T.gemm(pg_s, ag_s, p_frag, clear_accum=True)
+                        T.copy(p_frag, zr_s[i % 2, :, :])
                     for hk in T.unroll(2):
                         T.gemm(a_s[i % 2, :, :], k_s[i % 2, :, hk * KH:(hk + 1) * KH], x_frag, transpose_A=True,
                                clear_accum=True)
@@ -302,34 +344,35 @@ def gdn_fwd_rs_sm90(
                         T.copy(x_frag, x_s[i % 2, :, hk * KH:(hk + 1) * KH])
                     T.fence_proxy_async()
                     T.barrier_arrive(x_ready[i % 2])
-                    T.barrier_arrive(empty[i % 2])
+                    T.barrier_arrive(empty_kv[i % 2])
+                    T.barrier_arrive(empty_qz[i % 2])
 
             else:
                 # ---------------- the producer warps and the storer warp
                 T.set_max_nreg(NREG_LOAD, 0)
                 if tx < PT + 32:
                     for i in T.serial(n_iter):
-                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        if emit_o:
-                            load_rows(q, q_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
-                        load_rows(k, k_s, i % 2, full, t0, seq_end, hq, 0, BT, K, dtype)
-                        T.barrier_arrive(full[i % 2])
+                        load_rows(k, k_s, i % 2, full_kv, t0, seq_end, hq, 0, BT, K, dtype)
+                        load_rows(A, a_s, i % 2, full_kv, t0, seq_end, hv, 0, BT, BT, dtype)
+                        load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
+                        T.barrier_arrive(full_kv[i % 2])
                 elif tx < PT + 64:
                     for i in T.serial(n_iter):
-                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        load_rows(v, v_s, i % 2, full, t0, v_end, hv, c0, BT, BV, dtype)
-                        T.barrier_arrive(full[i % 2])
+                        load_rows(v, v_s, i % 2, full_kv, t0, v_end, hv, c0, BT, BV, dtype)
+                        T.barrier_arrive(full_kv[i % 2])
                 elif tx < PT + 96:
                     for i in T.serial(n_iter):
-                        T.barrier_wait(empty[i % 2], (i // 2 + 1) % 2)
+                        T.barrier_wait(empty_qz[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        load_rows(A, a_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
-                        if emit_o:
-                            load_rows(z, zr_s, i % 2, full, t0, seq_end, hv, 0, BT, BT, dtype)
-                        load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
-                        T.barrier_arrive(full[i % 2])
+                        if emit_o:  # (Q S~, and with z_in_x Q K^T)
+                            load_rows(q, q_s, i % 2, full_qz, t0, seq_end, hq, 0, BT, K, dtype)
+                            if not z_in_x:
+                                load_rows(z, zr_s, i % 2, full_qz, t0, seq_end, hv, 0, BT, BT, dtype)
+                        T.barrier_arrive(full_qz[i % 2])
                 else:
                     if emit_o:
                         store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0)
