@@ -1,5 +1,5 @@
-"""The register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py, FLASHQLA_FWD_RS=1) on the GPU (sm90 family): it
-runs the forward's main pass at either V-slice width (forced here through FLASHQLA_FWD_BLOCK_V), so every case is
+"""The register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py; by default at BV = 64, FLASHQLA_FWD_RS=1 at both
+widths) on the GPU (sm90 family): it runs the forward's main pass at either V-slice width (forced here through FLASHQLA_FWD_BLOCK_V), so every case is
 checked at both widths against the float64 reference and against the default kernel of that width on the same inputs,
 on the shapes whose code paths differ: partial chunks and the padding tail, sequences of length 0 and 1, initial and
 final states in both layouts (the state is held transposed, S^T, so both layouts are loads and stores across rows),
@@ -113,6 +113,25 @@ def test_rs_kernel_runs_and_training_step(block_v, monkeypatch):
         err = record(f"d{name}" if name != "initial_state" else "dh0", rel_err(leaves[name].grad, want),
                      f"rs BV={block_v} autograd")
         assert err <= TOL["grad"], f"rs BV={block_v}: d{name} rel err {err:.3e}"
+
+
+@needs_wide
+@pytest.mark.parametrize("setting,block_v,runs", [(None, 64, True), (None, 128, False), ("0", 64, False),
+                                                  ("1", 128, True)])
+def test_rs_default_widths(setting, block_v, runs, monkeypatch):
+    """FLASHQLA_FWD_RS unset runs the register-operand forward at BV = 64 only (csrc/ops/dispatch.h fwd_rs_wanted);
+    "0" at neither width, "1" at both (profiler)."""
+    p = make_problem(1, 512, 2, 8, device=DEV)
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", str(block_v))
+    if setting is None:
+        monkeypatch.delenv("FLASHQLA_FWD_RS", raising=False)
+    else:
+        monkeypatch.setenv("FLASHQLA_FWD_RS", setting)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        flashqla.chunk_gated_delta_rule(**p)
+        torch.cuda.synchronize()
+    ran = any("gdn_fwd_rs" in e.key for e in prof.key_averages())
+    assert ran == runs, f"FLASHQLA_FWD_RS={setting} at BV={block_v}: gdn_fwd_rs ran: {ran}, expected {runs}"
 
 
 def test_rs_setting_is_checked(monkeypatch):

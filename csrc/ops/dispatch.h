@@ -62,11 +62,13 @@ inline int fwd_block_v_override() {
   return std::stoi(v);
 }
 
-// FLASHQLA_FWD_RS (read on every call): "1" runs the register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py) where
-// it applies (the forward's main pass without chunk states stored), "0" or unset the default forward
-inline bool fwd_rs_requested() {
+// FLASHQLA_FWD_RS (read on every call): whether the forward's main pass (without chunk states stored) of V-slice width
+// block_v runs the register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py). Unset: at BV = 64, where it is faster
+// (H100, ablate.py: 0.92x the default kernel's time per chunk at (32, 32), 0.98x at (128, 128); at BV = 128 0.99x and
+// 1.13x, docs/fwd_rs.md); "1" at both widths, "0" at neither
+inline bool fwd_rs_wanted(int block_v) {
   const char* s = std::getenv("FLASHQLA_FWD_RS");
-  if (s == nullptr || s[0] == '\0') return false;
+  if (s == nullptr || s[0] == '\0') return block_v == 64;
   const std::string v = s;
   STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FWD_RS must be 0 or 1, got '", v, "'");
   return v == "1";
