@@ -1,5 +1,5 @@
-"""The register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py; by default at BV = 64, FLASHQLA_FWD_RS=1 at both
-widths) on the GPU (sm90 family): it runs the forward's main pass at either V-slice width (forced here through FLASHQLA_FWD_BLOCK_V), so every case is
+"""The register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py, FLASHQLA_FWD_RS=1) on the GPU (sm90 family): it
+runs the forward's main pass at either V-slice width (forced here through FLASHQLA_FWD_BLOCK_V), so every case is
 checked at both widths against the float64 reference and against the default kernel of that width on the same inputs,
 on the shapes whose code paths differ: partial chunks and the padding tail, sequences of length 0 and 1, initial and
 final states in both layouts (the state is held transposed, S^T, so both layouts are loads and stores across rows),
@@ -116,11 +116,11 @@ def test_rs_kernel_runs_and_training_step(block_v, monkeypatch):
 
 
 @needs_wide
-@pytest.mark.parametrize("setting,block_v,runs", [(None, 64, True), (None, 128, False), ("0", 64, False),
-                                                  ("1", 128, True)])
-def test_rs_default_widths(setting, block_v, runs, monkeypatch):
-    """FLASHQLA_FWD_RS unset runs the register-operand forward at BV = 64 only (csrc/ops/dispatch.h fwd_rs_wanted);
-    "0" at neither width, "1" at both (profiler)."""
+@pytest.mark.parametrize("setting,block_v,runs", [(None, 64, False), (None, 128, False), ("0", 64, False),
+                                                  ("1", 64, True), ("1", 128, True)])
+def test_rs_setting_widths(setting, block_v, runs, monkeypatch):
+    """FLASHQLA_FWD_RS unset or "0" runs the default forward at either width, "1" the register-operand forward at
+    both (csrc/ops/dispatch.h fwd_rs_requested; profiler)."""
     p = make_problem(1, 512, 2, 8, device=DEV)
     monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", str(block_v))
     if setting is None:

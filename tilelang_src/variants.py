@@ -187,12 +187,13 @@ EXTRA_PROGRAMS = {
               dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8), (("gmax", 1),)),
              # the forward with the state as the register operand (S^T in one or two math warpgroups, no shared-memory
              # round trip and no barrier between warpgroups on the chain; docs/fwd_rs.md): its own launcher table, the
-             # forward's main pass where csrc/ops/dispatch.h fwd_rs_wanted says (BV = 64 by default). Registers at BV =
+             # forward's main pass where FLASHQLA_FWD_RS=1 (csrc/ops/dispatch.h fwd_rs_requested). Registers at BV =
              # 128 208 / 64 / 32 (at 200 for the math warpgroups ptxas serializes every wgmma, C7512; at 56 for X's
              # likewise, C7511); at 64 208 / 128 / 128 (384 threads: at most 504 in all). The ring's K, V, A and gates
              # freed once W^T is formed (early_release): H100, ablate.py, 8192 tokens, us per chunk (thirtieth session,
              # benchmarks/results/s30/README.md): BV = 64 2.84 -> 1.75 at (32, 32) (the default kernel 1.90), 7.23 ->
-             # 4.41 at (128, 128) (4.50); BV = 128 3.16 -> 2.42 (2.44), 4.51 -> 4.28 (3.78)
+             # 4.41 at (128, 128) (4.50); BV = 128 3.16 -> 2.42 (2.44), 4.51 -> 4.28 (3.78). In the op at BV = 64 the
+             # forward's time is unchanged (geomean 1.000x over twelve shapes): off
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
               dict(K=128, V=128, BT=64, BV=128, regs=(208, 64, 32), early_release=True), (("bv", 128),)),
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",

@@ -62,13 +62,14 @@ inline int fwd_block_v_override() {
   return std::stoi(v);
 }
 
-// FLASHQLA_FWD_RS (read on every call): whether the forward's main pass (without chunk states stored) of V-slice width
-// block_v runs the register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py). Unset: at BV = 64, where it is faster
-// (H100, ablate.py: 0.92x the default kernel's time per chunk at (32, 32), 0.98x at (128, 128); at BV = 128 0.99x and
-// 1.13x, docs/fwd_rs.md); "1" at both widths, "0" at neither
-inline bool fwd_rs_wanted(int block_v) {
+// FLASHQLA_FWD_RS (read on every call): "1" runs the forward's main pass (without chunk states stored) by the
+// register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py) of the width the plan chose, "0" or unset by the default
+// kernel. Off by default: with early_release its kernel takes 0.92x / 0.98x the default's time per chunk at BV = 64
+// (H100, ablate.py, (32, 32) / (128, 128)), but the op's forward the same time (geomean 1.000x over twelve shapes,
+// 0.98-1.025x; the training step 0.99-1.01x; benchmarks/results/s30/README.md), and at BV = 128 it is slower
+inline bool fwd_rs_requested() {
   const char* s = std::getenv("FLASHQLA_FWD_RS");
-  if (s == nullptr || s[0] == '\0') return block_v == 64;
+  if (s == nullptr || s[0] == '\0') return false;
   const std::string v = s;
   STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FWD_RS must be 0 or 1, got '", v, "'");
   return v == "1";

@@ -131,12 +131,11 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks,
                                 wide != nullptr, forced);
   const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), plan.block_v);
-  // the main pass by the register-operand forward of the same width (same launcher signature) where it is wanted at
-  // that width (fwd_rs_wanted: BV = 64 unless FLASHQLA_FWD_RS says otherwise) and no chunk states are stored (it
-  // keeps S~ in registers and has no storer for h)
+  // the main pass by the register-operand forward of the same width (same launcher signature) where FLASHQLA_FWD_RS
+  // asks for it (fwd_rs_requested) and no chunk states are stored (it keeps S~ in registers and has no storer for h)
   gdn_fwd_launcher main_fn = fwd.fn;
 #ifdef FLASHQLA_HAS_GDN_FWD_RS
-  if (out.h == nullptr && fwd_rs_wanted(plan.block_v)) {
+  if (out.h == nullptr && fwd_rs_requested()) {
     const auto* rs = find_variant_or_null(gdn_fwd_rs_variants, d.device, dtype_key(d.dtype), plan.block_v);
     if (rs != nullptr) main_fn = rs->fn;
   }
