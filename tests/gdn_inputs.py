@@ -52,7 +52,7 @@ def check_packed_forward(out, o_ref: torch.Tensor, ht_ref: torch.Tensor, initial
 
 def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
     """||x - ref|| / ||ref|| in float64; NaN anywhere in x gives inf."""
-    x = x.double()
+    x = x.detach().double()
     if not torch.isfinite(x).all():
         return float("inf")
     denom = ref.double().norm()
