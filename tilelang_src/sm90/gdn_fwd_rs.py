@@ -24,7 +24,7 @@ next chunk's S~^T and SK, and chunk i's O is handed to the storer once chunk i +
 
 With z_in_x, X's warpgroup also forms Z = (scale Gamma * (Q K^T)) (Gamma * A * beta_col) from the ring's Q, K, A and
 gates (the chunk prep then reads no Q and stores no Z: chunk_prep.py form_z=False), so that the prep and this kernel
-move 512 fewer bytes per token and v-head (docs/fwd_rs.md, "Z in X's warpgroup").
+move 512 fewer bytes per token and v-head; measured twice as slow, off (docs/fwd_rs.md, "Measured").
 
 Not here: the chunk states for the backward (store_h; csrc/ops/gdn_common.cpp keeps gdn_fwd.py for them).
 """
