@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The chunk prep's off options for its blockwise inverse (tilelang_src/sm90/chunk_prep.py), emulated thread by thread
-on the CPU in float64 against the default path's results: each thread's loads and stores use the kernel macro's index
-formulas (written out here the same way), so a changed formula in the kernel must be changed here too; this checks
-the derivation and the indexing, not TileLang's lowering.
+"""The chunk prep's off options for its blockwise inverse (tilelang_src/sm90/chunk_prep.py; the macros live in
+tilelang_src/common/unit_lower_inverse.py), emulated thread by thread on the CPU in float64 against the default path's
+results: each thread's loads and stores use the kernel macro's index formulas (written out here the same way), so a
+changed formula in the kernel must be changed here too; this checks the derivation and the indexing, not TileLang's
+lowering.
 
 - `mma_level1` (macro mma_level1_merge): the level-1 merge on per-warp TF32 mma.sync m16n8k8, the instruction in the
   PTX ISA's fragment layout (A: rows g, g + 8, columns t, t + 4; B: rows t, t + 4, column g; C: rows g, g + 8,

@@ -30,6 +30,8 @@ import tilelang.language as T
 
 from common.grid_dependency import grid_dependency
 from common.seq_index import chunk_of_slot, chunk_rows
+from common.unit_lower_inverse import (diag8_blocks, mma_level1_merge, mma_level2_merge, solve_diag_column,
+                                       tc_level2_merge)
 
 LOG2E = 1.4426950408889634
 # floats of padding per row of the fp32 C x C shared matrices: rows 4 banks apart, so that the column reads of the
@@ -148,137 +150,6 @@ def gdn_chunk_prep_sm90(
                 for r, c in T.Parallel(BT, BT):
                     if r < n_store:
                         z[t0 + r, hv, c] = T.if_then_else(r < n_valid, pa_s[0, r, c], T.cast(0, dtype))
-
-    @T.macro
-    def solve_diag_column(m_s, inv_s, b_s, col, tx, n):
-        """Thread tx solves column tx % n of the n x n diagonal block e = tx // n of T, T[m, j] = beta_m M[j, m]
-        (m > j), row by row in registers (col[0:n]), and writes it to inv[n e : n e + n, tx]."""
-        for m in T.unroll(n):
-            col[m] = T.if_then_else(m == tx % n, 1.0, 0.0)
-        for m in T.unroll(1, n):
-            for j in T.unroll(m):
-                col[m] -= (b_s[n * (tx // n) + m] * m_s[n * (tx // n) + j, n * (tx // n) + m]) * col[j]
-        for m in T.unroll(n):
-            inv_s[n * (tx // n) + m, tx] = col[m]
-
-    @T.macro
-    def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
-        """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8
-        (h = w % 2) of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
-        scaled by beta's rows into the scratch inv[16p + r, 32 + c]; then -D_hi Y into the inverse's block
-        inv[32p + 16 + r, 32p + c]. A warp reads back only the scratch columns it wrote."""
-        w = tx // 32
-        lg = (tx % 32) // 4
-        lt = tx % 4
-        p = w // 2
-        c0 = 8 * (w % 2)
-        for i in T.unroll(4):
-            fc[i] = 0.0
-        for ks in T.unroll(2):
-            fa[0] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg]
-            fa[1] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg + 8]
-            fa[2] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg]
-            fa[3] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg + 8]
-            fb[0] = inv_s[32 * p + 8 * ks + lt, 32 * p + c0 + lg]
-            fb[1] = inv_s[32 * p + 8 * ks + lt + 4, 32 * p + c0 + lg]
-            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
-                      T.bool(False))
-        for i in T.unroll(4):
-            inv_s[16 * p + lg + 8 * (i // 2), 32 + c0 + 2 * lt + i % 2] = (
-                b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i])
-        for i in T.unroll(4):
-            fc[i] = 0.0
-        for ks in T.unroll(2):
-            fa[0] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt]
-            fa[1] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt]
-            fa[2] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt + 4]
-            fa[3] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt + 4]
-            fb[0] = inv_s[16 * p + 8 * ks + lt, 32 + c0 + lg]
-            fb[1] = inv_s[16 * p + 8 * ks + lt + 4, 32 + c0 + lg]
-            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
-                      T.bool(False))
-        for i in T.unroll(4):
-            inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
-
-    @T.macro
-    def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
-        """The level-2 merge by warps: warp w = tx // 32 takes columns c0 = 8 w .. c0 + 8 of both 32x32x32 products,
-        rows in two 16-row tiles (fa[4 t:4 t + 4] and fc[4 t:4 t + 4] are tile t's fragments). Y = T_lo D_lo
-        (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch inv[r, 32 + c]; then
-        -D_hi Y (D_hi = inv[32:64, 32:64]) into the inverse's block inv[32 + r, c]."""
-        w = tx // 32
-        lg = (tx % 32) // 4
-        lt = tx % 4
-        c0 = 8 * w
-        for i in T.unroll(8):
-            fc[i] = 0.0
-        for ks in T.unroll(4):
-            for mt in T.unroll(2):
-                fa[4 * mt + 0] = m_s[8 * ks + lt, 32 + 16 * mt + lg]
-                fa[4 * mt + 1] = m_s[8 * ks + lt, 32 + 16 * mt + lg + 8]
-                fa[4 * mt + 2] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg]
-                fa[4 * mt + 3] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg + 8]
-            fb[0] = inv_s[8 * ks + lt, c0 + lg]
-            fb[1] = inv_s[8 * ks + lt + 4, c0 + lg]
-            for mt in T.unroll(2):
-                T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
-                          fc.data, 4 * mt, T.bool(False))
-        for mt in T.unroll(2):
-            for i in T.unroll(4):
-                inv_s[16 * mt + lg + 8 * (i // 2), 32 + c0 + 2 * lt + i % 2] = (
-                    b_s[32 + 16 * mt + lg + 8 * (i // 2)] * fc[4 * mt + i])
-        for i in T.unroll(8):
-            fc[i] = 0.0
-        for ks in T.unroll(4):
-            for mt in T.unroll(2):
-                fa[4 * mt + 0] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt]
-                fa[4 * mt + 1] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt]
-                fa[4 * mt + 2] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt + 4]
-                fa[4 * mt + 3] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt + 4]
-            fb[0] = inv_s[8 * ks + lt, 32 + c0 + lg]
-            fb[1] = inv_s[8 * ks + lt + 4, 32 + c0 + lg]
-            for mt in T.unroll(2):
-                T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
-                          fc.data, 4 * mt, T.bool(False))
-        for mt in T.unroll(2):
-            for i in T.unroll(4):
-                inv_s[32 + 16 * mt + lg + 8 * (i // 2), c0 + 2 * lt + i % 2] = -fc[4 * mt + i]
-
-    @T.macro
-    def diag8_blocks(m_s, inv_s, b_s, col, yv, tx):
-        """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
-        blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
-        forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch inv[8b + r, 32 + c]
-        and X = -D2 Y into inv[16b + 8 + r, 16b + c].
-
-        The upper-right 8x8 zeros of each 16-block (the level-1 merge reads whole 16x16 blocks) are written by all 128
-        threads ahead of the solve, not by the solving threads after it: there TileLang put a 64-thread named barrier
-        (bar.sync 3, 64) between the two, and compute-sanitizer's racecheck then reported RAW hazards on the A tile's
-        element stores far below it (a4393e2; barrier 0 is uniform in the loop: whether racecheck lost count or the race
-        was real is not settled, so the pattern is avoided)."""
-        for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
-            inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
-        if tx < 64:
-            solve_diag_column(m_s, inv_s, b_s, col, tx, 8)
-        bw = tx // 32
-        r = (tx % 32) // 4
-        c = 2 * (tx % 4)
-        yv[0] = 0.0
-        yv[1] = 0.0
-        for j in T.unroll(8):
-            t21 = b_s[16 * bw + 8 + r] * m_s[16 * bw + j, 16 * bw + 8 + r]
-            yv[0] += t21 * inv_s[16 * bw + j, 16 * bw + c]
-            yv[1] += t21 * inv_s[16 * bw + j, 16 * bw + c + 1]
-        inv_s[8 * bw + r, 32 + c] = yv[0]
-        inv_s[8 * bw + r, 32 + c + 1] = yv[1]
-        yv[0] = 0.0
-        yv[1] = 0.0
-        for j in T.unroll(8):
-            d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
-            yv[0] -= d2 * inv_s[8 * bw + j, 32 + c]
-            yv[1] -= d2 * inv_s[8 * bw + j, 32 + c + 1]
-        inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[0]
-        inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[1]
 
     @T.prim_func
     def gdn_chunk_prep(
@@ -452,28 +323,22 @@ def gdn_chunk_prep_sm90(
                 # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0); T_lo D_lo in inv_s[0:32, 32:64]
                 if mma_level2:  # both products on per-warp TF32 mma.sync
                     mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx)
+                elif tc_level2:  # both products on tensor cores (TF32 mma.sync: operands rounded to 10 mantissa bits)
+                    tc_level2_merge(m_s, inv_s, b_s, acc32)
                 else:
-                    if tc_level2:  # both products on tensor cores (TF32 mma.sync: operands rounded to 10 mantissa bits)
-                        T.gemm(m_s[0:32, 32:64], inv_s[0:32, 0:32], acc32, transpose_A=True, clear_accum=True)
-                    else:
-                        T.clear(acc32)
-                        for j in T.unroll(32):
-                            for r, c in T.Parallel(32, 32):
-                                acc32[r, c] += m_s[j, 32 + r] * inv_s[j, c]
+                    T.clear(acc32)
+                    for j in T.unroll(32):
+                        for r, c in T.Parallel(32, 32):
+                            acc32[r, c] += m_s[j, 32 + r] * inv_s[j, c]
                     for r, c in T.Parallel(32, 32):
                         beta_r = b_s[32 + r]
                         inv_s[r, 32 + c] = beta_r * acc32[r, c]
-                    if tc_level2:
-                        T.gemm(inv_s[32:64, 32:64], inv_s[0:32, 32:64], acc32, clear_accum=True)
+                    T.clear(acc32)
+                    for j in T.unroll(32):
                         for r, c in T.Parallel(32, 32):
-                            inv_s[32 + r, c] = -acc32[r, c]
-                    else:
-                        T.clear(acc32)
-                        for j in T.unroll(32):
-                            for r, c in T.Parallel(32, 32):
-                                acc32[r, c] -= inv_s[32 + r, 32 + j] * inv_s[j, 32 + c]
-                        for r, c in T.Parallel(32, 32):
-                            inv_s[32 + r, c] = acc32[r, c]
+                            acc32[r, c] -= inv_s[32 + r, 32 + j] * inv_s[j, 32 + c]
+                    for r, c in T.Parallel(32, 32):
+                        inv_s[32 + r, c] = acc32[r, c]
 
                 # ---- Z = Pg Ag, Pg and Ag formed in kk and qk (the loads let-bound before the selects: inside a
                 # select they became branches of their own, docs/fwd_profile.md); without form_z only A
