@@ -196,6 +196,20 @@ def fwd_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     return x, n_chunks, "o"
 
 
+def fwd_inputs_real_a(T_: int, H: int, HV: int, device: str = "cuda"):
+    """fwd_inputs with A the true inverse of each chunk (python/flashqla/reference.py kkt_solve_ref, in float64, then
+    rounded to bf16), so that a kernel that forms A itself (gdn_fwd_rs.py a_in_x) and one that loads it give o within
+    A's rounding of each other."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fq_reference", ROOT / "python" / "flashqla" / "reference.py")
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    x, n_chunks, out = fwd_inputs(T_, H, HV, device)
+    x["A"] = ref.kkt_solve_ref(x["k"][None], x["beta"][None])[0].bfloat16()
+    return x, n_chunks, out
+
+
 def prep_inputs(T_: int, H: int, HV: int, device: str = "cuda"):
     import torch
 
@@ -441,6 +455,12 @@ for _w in ("128", "64"):
     _p = SPECS["fwdrs" + _w]["params"]
     SPECS["fwdrs" + _w + "er"] = dict(SPECS["fwdrs" + _w], params=dict(_p, early_release=True))
     SPECS["fwdrs" + _w + "erz"] = dict(SPECS["fwdrs" + _w], params=dict(_p, early_release=True, z_in_x=True))
+# ... with A formed by X's warpgroup (a_in_x, BV = 64 only: does the warpgroup that forms X have room for the inverse?),
+# against the same kernel loading A, both on inputs whose A is the true inverse ("ea" against "erA": o within A's
+# rounding of each other)
+SPECS["fwdrs64erA"] = dict(SPECS["fwdrs64er"], inputs=fwd_inputs_real_a)
+SPECS["fwdrs64ea"] = dict(SPECS["fwdrs64er"], params=dict(SPECS["fwdrs64er"]["params"], a_in_x=True),
+                          inputs=fwd_inputs_real_a)
 
 # variants of the warp-specialized chunk gradient by its factory's arguments: setmaxnreg splits (WA, WK, WP; the
 # sum at most 504, see the kernel); each of the four WA options on by default turned off (Vd formed in two

@@ -36,8 +36,10 @@ from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
+from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
 
 LOG2E = 1.4426950408889634
+ROW_PAD = 4  # floats of padding per row of the inverse's fp32 matrices (as in chunk_prep.py)
 
 
 def gdn_fwd_rs_sm90(
@@ -61,6 +63,11 @@ def gdn_fwd_rs_sm90(
     # decay g), so the producers load chunk i + 2's K, V, A a chunk earlier than when the whole stage waits for chunk
     # i's O2 (at chunk i + 1's SK); qz is freed there as before
     early_release: bool = False,
+    # X's warpgroup forms A = (I + strictLower(diag(beta) K K^T))^-1 itself (K K^T by wgmma, the chunk prep's blockwise
+    # solve: common/unit_lower_inverse.py, the same steps and operands, so the same bits) instead of the producers
+    # loading the prep's A: a measure of whether the warpgroup that forms X can take the inverse too, the first step
+    # of a forward without the prep (docs/speed_plan.md, Ready 1). BV = 64 only (X's warpgroup needs ~100 registers)
+    a_in_x: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -70,6 +77,7 @@ def gdn_fwd_rs_sm90(
     NMATH = BV // VH  # math warpgroups
     NREG_MATH, NREG_X, NREG_LOAD = regs
     assert NMATH * NREG_MATH + NREG_X + NREG_LOAD <= 512
+    assert not a_in_x or NREG_X >= 128, "a_in_x: X's warpgroup holds K K^T (32 registers) and the solve's fragments"
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
     KH = K // 2  # X's column half
     num_tokens = T.dynamic("num_tokens")
@@ -287,6 +295,19 @@ def gdn_fwd_rs_sm90(
             x_frag = T.alloc_fragment((BT, KH), accum)  # a column half of X (X's warpgroup)
             if z_in_x:
                 p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, Pg, Ag, then Z (X's warpgroup)
+            if a_in_x:
+                # the inverse (X's warpgroup): M = K K^T, the inverse and its scratch in fp32, the chunk's beta; the
+                # solve's registers (common/unit_lower_inverse.py)
+                m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
+                inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
+                beta_s = T.alloc_shared((BT,), accum)
+                kk_frag = T.alloc_fragment((BT, BT), accum)
+                acc32 = T.alloc_fragment((32, 32), accum)
+                col = T.alloc_local((16,), accum)
+                yv = T.alloc_local((2,), accum)
+                fa = T.alloc_local((4,), accum)
+                fb = T.alloc_local((2,), accum)
+                fc = T.alloc_local((4,), accum)
 
             full_kv = T.alloc_barrier([64, 64])  # K, A, g, beta and V loaded (2 producer warps)
             empty_kv = T.alloc_barrier([PT, PT])  # the math warpgroups and X's read them
@@ -326,6 +347,22 @@ def gdn_fwd_rs_sm90(
                         gam_s[i % 2, r] = T.exp2(g_s[i % 2, r] * LOG2E)
                         gam2_s[i % 2, r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
                         rb_s[r] = T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E) * b_s[i % 2, r]
+                        if a_in_x:
+                            beta_s[r] = b_s[i % 2, r]
+                    if a_in_x:
+                        # A into this stage's a_s, as the prep forms it (K rows and beta past the sequence are 0)
+                        T.gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                        T.copy(kk_frag, m_s[:, 0:BT])
+                        for p, r, c in T.Parallel(2, 16, 16):
+                            inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
+                        diag8_blocks(m_s, inv_s, beta_s, col, yv, tx - (PT - 128))
+                        mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, tx - (PT - 128))
+                        tc_level2_merge(m_s, inv_s, beta_s, acc32)
+                        for r, c in T.Parallel(BT, BT):
+                            a_rc = inv_s[r, c]
+                            kk_frag[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
+                        T.copy(kk_frag, a_s[i % 2, :, :])
+                        T.fence_proxy_async()
                     if z_in_x and emit_o:
                         # Z = Pg Ag, Pg = scale * Gamma * (Q K^T), Ag = Gamma * A * beta_col (Gamma formed inline)
                         T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
@@ -355,7 +392,8 @@ def gdn_fwd_rs_sm90(
                         T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(k, k_s, i % 2, full_kv, t0, seq_end, hq, 0, BT, K, dtype)
-                        load_rows(A, a_s, i % 2, full_kv, t0, seq_end, hv, 0, BT, BT, dtype)
+                        if not a_in_x:
+                            load_rows(A, a_s, i % 2, full_kv, t0, seq_end, hv, 0, BT, BT, dtype)
                         load_gate_beta(g_cumsum, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
                         T.barrier_arrive(full_kv[i % 2])
                 elif tx < PT + 64:

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# For the thirty-first session's first call (written in the thirtieth, not run): does the warpgroup that forms X have
+# room for the inverse too? ablate.py's kernel times per chunk of the register-operand forward at BV = 64 with A
+# loaded (fwdrs64erA) and formed by X's warpgroup (fwdrs64ea: K K^T by wgmma and the prep's blockwise solve,
+# common/unit_lower_inverse.py), both on inputs whose A is the true inverse (o within A's rounding of each other: the
+# last column), beside the default 64-wide kernel and the RS kernel on the usual inputs. If fwdrs64ea's period stays
+# near fwdrs64erA's, docs/speed_plan.md Ready 1 (b) holds at BV = 64. Needs the peers bundle's TileLang
+# (.carry/peers.tar.xz); about 120 s.
+set -uo pipefail
+OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
+mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+nvidia-smi --query-gpu=name --format=csv,noheader
+PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 400 python3 benchmarks/ablate.py --kernels fwdrs64erA fwdrs64ea \
+  fwd_soth fwdrs64er --variants cur --heads 32,32 128,128 --tokens 8192 --rounds 5 > "$OUT/ablate_a_in_x.log" 2>&1
+echo "ablate rc=$?"; grep -v "TileLang\|^$" "$OUT/ablate_a_in_x.log" | tail -12 | cut -c1-160
