@@ -4,8 +4,8 @@
 # loaded (fwdrs64erA) and formed by X's warpgroup (fwdrs64ea: K K^T by wgmma and the prep's blockwise solve,
 # common/unit_lower_inverse.py), both on inputs whose A is the true inverse (o within A's rounding of each other: the
 # last column, meaningful for fwdrs64ea only), beside the default 64-wide kernel and the RS kernel on ablate.py's
-# usual inputs. If fwdrs64ea's period stays near fwdrs64erA's, docs/speed_plan.md Ready 1 (b) holds at BV = 64. Needs the peers bundle's TileLang
-# (.carry/peers.tar.xz); about 120 s.
+# usual inputs. If fwdrs64ea's period stays near fwdrs64erA's, docs/speed_plan.md Ready 1 (b) holds at BV = 64.
+# Needs the peers bundle's TileLang (.carry/peers.tar.xz); about 120 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
