@@ -28,7 +28,13 @@ place, one of them a write, must be ordered by them: otherwise the run reports a
 at its issue, in the producer's order; the warps of one role are taken to be in program order, as the
 kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
 
-    python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False ...]
+The register-operand forward (gdn_fwd_rs.py) is read after two rewrites of its source (KERNEL_OPTIONS): its own
+macros are inlined where its roles call them (math_half, store_o_stage, store_o_walk; arguments substituted), and a
+two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk; branches on the chunk index or
+the chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or 2 math warpgroups, BV / 64)
+sets the roles and the arrival counts written with PT.
+
+    python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False|INT ...]
 """
 
 from __future__ import annotations
@@ -47,18 +53,32 @@ KERNELS = {
     "return gdn_bwd_fused": [("WA", "if tx < 128:", 128), ("WK", "elif tx < 256:", 128), ("WS", "elif tx < 384:", 128),
                              ("WP0", "if tx < 384 + 32:", 32), ("WP1", "elif tx < 384 + 64:", 32),
                              ("WP2", "elif tx < 384 + 96:", 32), ("WP3", "else:", 32)],
+    "return gdn_fwd_rs": [("M0", "if tx < 128:", 128), ("M1", "elif NMATH == 2 and tx < 256:", 128),
+                          ("X", "elif tx < PT:", 128), ("WP0", "if tx < PT + 32:", 32),
+                          ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32), ("WP3", "else:", 32)],
+}
+# per kernel: its own macros inlined into the roles, two-stage buffers' first subscripts evaluated per chunk, the
+# constants of its arrival counts (from NMATH, given as a flag) and the roles that exist only with two math warpgroups
+KERNEL_OPTIONS = {
+    # (the math warpgroups write o_s's stage in their own V columns, 64 vh .. 64 vh + 64: not a race between them)
+    "return gdn_fwd_rs": dict(inline=True, stage_exprs=True, nmath_role="M1", disjoint={"o_s": {"M0", "M1"}}),
 }
 LOOPS = {"for it in T.serial(items)": "it", "for jv in T.serial(group)": "jv", "for i in T.serial(n_iter)": "i"}
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
-ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\((\[?[\d, ]+\]?)\)")
+ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\(([^)]+)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
-IF_FLAG = re.compile(r"if (not )?(\w+):$")
+IF_FLAG = re.compile(r"if (not )?(\w+)( and .+)?:$")  # `if FLAG:`, `if not FLAG:`, `if FLAG and <run time>:`
+# a branch on the chunk index or count, taken as it evaluates (`if i > 0:`, `if n_iter > 0:`)
+IF_CHUNK = re.compile(r"if ((?:i|n_iter) [<>=!]=? \d+):$")
 SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stage buffer
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
+               "load_rows": ((0,), (1,)), "load_gate_beta": ((0, 1), (2, 3)),
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
                "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,))}
+# calls that take a ring stage as an argument of its own: its position (the buffers they name are that stage's)
+STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "scale_gamma": 3, "gate_a": 5}
 
 
 def intent(parity: str, env: dict) -> int:
@@ -86,32 +106,130 @@ def split_args(text: str) -> list[str]:
     return args + [cur.strip()] if cur.strip() else args
 
 
-def places(text: str, shared: dict, stage_arg: bool = False) -> list[tuple[str, str | None]]:
-    """The shared buffers a piece of code names: (buffer, "st" if its first subscript is the stage, else None).
-    stage_arg: the code is a call that also takes `st`, so a two-stage buffer passed whole means its stage st
-    (a macro such as form_gamma(gm, g_s, st))."""
+def places(text: str, shared: dict, stage_arg: bool = False, stage_exprs: bool = False,
+           stage_of_call: str | None = None) -> list[tuple[str, str | None]]:
+    """The shared buffers a piece of code names: (buffer, its stage as an expression, else None). The stage is "st"
+    where the first subscript is `st` or, stage_arg, the code is a call that also takes `st` and passes a two-stage
+    buffer whole (a macro such as form_gamma(gm, g_s, st)); with stage_exprs any first subscript of a two-stage
+    buffer (`i % 2`), and stage_of_call for a two-stage buffer passed whole to a call that takes its stage apart
+    (STAGE_ARGS)."""
     out = []
     for m in re.finditer(r"\b(\w+)\b(\[([^\],]*))?", text):
         if m.group(1) in shared:
-            staged = (m.group(3) or "").strip() == "st" or (m.group(2) is None and stage_arg and shared[m.group(1)])
-            out.append((m.group(1), "st" if staged else None))
+            first = (m.group(3) or "").strip()
+            if first == "st" or (m.group(2) is None and stage_arg and shared[m.group(1)]):
+                out.append((m.group(1), "st"))
+            elif stage_exprs and shared[m.group(1)] and m.group(2) is not None and first not in ("", ":"):
+                out.append((m.group(1), first))
+            elif stage_exprs and shared[m.group(1)] and m.group(2) is None and stage_of_call is not None:
+                out.append((m.group(1), stage_of_call))
+            else:
+                out.append((m.group(1), None))
     return out
 
 
-def accesses(text: str, shared: dict) -> tuple[list, list]:
+def accesses(text: str, shared: dict, stage_exprs: bool = False) -> tuple[list, list]:
     """(reads, writes) of one line of a role."""
     m = re.match(r"([\w.]+)\((.*)\)$", text)
     stage_arg = bool(m) and "st" in split_args(m.group(2))
+    of_call = None
+    if m and stage_exprs and m.group(1) in STAGE_ARGS:
+        args = split_args(m.group(2))
+        k = STAGE_ARGS[m.group(1)]
+        of_call = args[k] if k < len(args) else None
     if m and m.group(1) in ACCESS_ARGS:
         args = split_args(m.group(2))
         rd, wr = ACCESS_ARGS[m.group(1)]
-        return ([p for i in rd if i < len(args) for p in places(args[i], shared, stage_arg)],
-                [p for i in wr if i < len(args) for p in places(args[i], shared, stage_arg)])
+        return ([p for i in rd if i < len(args) for p in places(args[i], shared, stage_arg, stage_exprs, of_call)],
+                [p for i in wr if i < len(args) for p in places(args[i], shared, stage_arg, stage_exprs, of_call)])
     m = re.match(r"(\w+)\[([^\]]*)\] *[-+*]?= *(.*)$", text)
     if m and m.group(1) in shared:
-        target = (m.group(1), "st" if m.group(2).split(",")[0].strip() == "st" else None)
-        return places(m.group(3), shared), [target]
-    return places(text, shared, stage_arg), []
+        first = m.group(2).split(",")[0].strip()
+        stage = "st" if first == "st" else (first if stage_exprs and shared[m.group(1)] else None)
+        return places(m.group(3), shared, stage_exprs=stage_exprs), [(m.group(1), stage)]
+    return places(text, shared, stage_arg, stage_exprs, of_call), []
+
+
+def logical_lines(lines: list[str]) -> list[str]:
+    """The source's lines with each statement that spans several (open brackets) joined into one; brackets inside
+    strings, docstrings and comments do not count."""
+    out, cur, depth, triple = [], "", 0, None
+    for line in lines:
+        k, quote = 0, None
+        while k < len(line):
+            if triple:
+                if line.startswith(triple, k):
+                    k, triple = k + 3, None
+                    continue
+            elif quote:
+                if line[k] == "\\":
+                    k += 1
+                elif line[k] == quote:
+                    quote = None
+            elif line.startswith(('"""', "'''"), k):
+                triple = line[k:k + 3]
+                k += 3
+                continue
+            elif line[k] in "\"'":
+                quote = line[k]
+            elif line[k] == "#":
+                break
+            elif line[k] in "([{":
+                depth += 1
+            elif line[k] in ")]}":
+                depth -= 1
+            k += 1
+        cur = line if not cur else cur + " " + line.strip()
+        if depth <= 0 and not triple:
+            out.append(cur)
+            cur, depth = "", 0
+    return out + ([cur] if cur else [])
+
+
+def inline_macros(lines: list[str]) -> list[str]:
+    """The lines with every call of a macro defined in this source (`@T.macro` then `def NAME(PARAMS):`) replaced by
+    its body (docstring dropped), its parameters substituted by the call's arguments (parenthesized unless a name or
+    a number), at the call's indentation; macros that call macros are inlined in turn."""
+    macros, n = {}, 0
+    while n < len(lines):
+        if lines[n].strip() == "@T.macro":
+            m = re.match(r"( *)def (\w+)\((.*)\):$", lines[n + 1])
+            indent = len(m.group(1))
+            body, k = [], n + 2
+            while k < len(lines) and (not lines[k].strip() or len(lines[k]) - len(lines[k].lstrip()) > indent):
+                body.append(lines[k])
+                k += 1
+            while body and not body[-1].strip():
+                body.pop()
+            if body and body[0].strip().startswith('"""'):  # the docstring
+                end = next(b for b in range(len(body)) if body[b].rstrip().endswith('"""') and
+                           (b > 0 or body[0].strip().count('"""') == 2))
+                body = body[end + 1:]
+            params = [a.split(":")[0].strip() for a in split_args(m.group(3))]
+            macros[m.group(2)] = (params, body, indent + 4)
+            n = k
+        else:
+            n += 1
+
+    def expand_line(line: str, depth: int) -> list[str]:
+        m = re.match(r"( *)(\w+)\((.*)\)$", line)
+        if not m or m.group(2) not in macros or depth > 8:
+            return [line]
+        params, body, body_indent = macros[m.group(2)]
+        args = split_args(m.group(3))
+        sub = {p: (a if re.fullmatch(r"[\w.]+", a) else f"({a})") for p, a in zip(params, args)}
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sub)) + r")\b") if sub else None
+        out = []
+        for b in body:
+            if not b.strip():
+                continue
+            text = b[body_indent:]
+            if pattern:
+                text = pattern.sub(lambda x: sub[x.group(1)], text)
+            out += expand_line(m.group(1) + text, depth + 1)
+        return out
+
+    return [out for line in lines for out in expand_line(line, 0)]
 
 
 def role_spans(lines: list[str]) -> tuple[list, int]:
@@ -129,97 +247,136 @@ def role_spans(lines: list[str]) -> tuple[list, int]:
 
 
 def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
-    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop", var) | ("end",) marks
-    and ("access", reads, writes) for the lines that name shared buffers.
-    flags: values of the factory's boolean parameters (the defaults otherwise)."""
+    """({barrier: [arrivals per index]}, {role: (weight, ops)}); ops hold ("loop", var) | ("end",) marks,
+    ("cond", expression) | ("endcond",) around a branch on the chunk index or count, and ("access", reads, writes)
+    for the lines that name shared buffers.
+    flags: values of the factory's boolean parameters (the defaults otherwise), and NMATH for gdn_fwd_rs."""
     lines = source.split("\n")
-    shared = {m.group(1): m.group(2) is not None for line in lines if (m := SHARED.search(line))}
+    end_marker = next(m for m in KERNELS if any(m in line for line in lines))
+    opts = KERNEL_OPTIONS.get(end_marker, {})
     params = {m.group(1): m.group(2) == "True" for line in lines if (m := FLAG.match(line))}
+    if opts.get("inline"):
+        lines = inline_macros(logical_lines(lines))
+    stage_exprs = bool(opts.get("stage_exprs"))
+    shared = {m.group(1): m.group(2) is not None for line in lines if (m := SHARED.search(line))}
     params.update(flags or {})
+    nmath = params.get("NMATH", 2)
+    consts = {"NMATH": nmath, "PT": 128 * (nmath + 1)}
     counts = {}
     for line in lines:
         m = ALLOC.search(line)
         if m:
-            v = eval(m.group(2))
+            v = eval(m.group(2), {}, dict(consts))
             counts[m.group(1)] = v if isinstance(v, list) else [v]
     starts, end = role_spans(lines)
     roles = {}
     for n, (name, lo, weight) in enumerate(starts):
         hi = starts[n + 1][1] if n + 1 < len(starts) else end
-        ops, open_loops, conds = [], [], []  # indents of the loops entered; (indent, taken or None) of the ifs
+        # the open blocks, innermost last: (indent, "loop", None) or (indent, "cond", (taken, run-time expression));
+        # taken is None for a branch read whole, False for one never taken
+        ops, blocks = [], []
+
+        def close(block):
+            if block[1] == "loop":
+                ops.append(("end",))
+            elif block[2][1] is not None:
+                ops.append(("endcond",))
+
         for line in lines[lo + 1:hi]:
             if not line.strip() or line.strip().startswith("#"):
                 continue
             indent = len(line) - len(line.lstrip())
-            while open_loops and indent <= open_loops[-1]:
-                open_loops.pop()
-                ops.append(("end",))
             text = line.strip()
             code = text.split("  #")[0].rstrip()  # without a trailing comment
-            # the ifs nested deeper than this line are closed; an else at an open if's indentation flips it
-            while conds and indent < conds[-1][0]:
-                conds.pop()
-            if code == "else:" and conds and conds[-1][0] == indent:
-                taken = conds[-1][1]
-                conds[-1] = (indent, None if taken is None else not taken)
+            # the blocks nested deeper than this line are closed; an else at an open if's indentation flips it
+            while blocks and indent < blocks[-1][0]:
+                close(blocks.pop())
+            if code == "else:" and blocks and blocks[-1][0] == indent and blocks[-1][1] == "cond":
+                taken, expr = blocks[-1][2]
+                if expr is not None:
+                    ops.append(("endcond",))
+                    ops.append(("cond", f"not ({expr})"))
+                    expr = f"not ({expr})"
+                blocks[-1] = (indent, "cond", (None if taken is None else not taken, expr))
                 continue
-            while conds and indent <= conds[-1][0]:
-                conds.pop()
+            while blocks and indent <= blocks[-1][0]:
+                close(blocks.pop())
             if code.startswith("if ") and code.endswith(":"):
                 m = IF_FLAG.fullmatch(code)
-                taken = None
-                if m and m.group(2) in params:
+                taken, expr = None, None
+                if m and m.group(2) in params and isinstance(params[m.group(2)], bool):
                     taken = params[m.group(2)] != bool(m.group(1))
-                conds.append((indent, taken))
+                    taken = None if taken and m.group(3) else taken  # FLAG and <run time>: read whole if FLAG
+                elif stage_exprs and (mc := IF_CHUNK.fullmatch(code)):
+                    expr = mc.group(1)
+                    ops.append(("cond", expr))
+                blocks.append((indent, "cond", (taken, expr)))
                 continue
-            if any(t is False for _, t in conds):
+            if any(b[1] == "cond" and b[2][0] is False for b in blocks):
                 continue
             loop = next((var for head, var in LOOPS.items() if text.startswith(head)), None)
             if loop:
-                open_loops.append(indent)
+                blocks.append((indent, "loop", None))
                 ops.append(("loop", loop))
             else:
-                m = BARRIER_OP.search(text)
+                m = BARRIER_OP.search(code if stage_exprs else text)
                 if m:
                     ops.append((m.group(1), m.group(2), m.group(3), m.group(4)))
                 elif not text.startswith(("for ", "elif ", "else")):
-                    reads, writes = accesses(text, shared)
+                    reads, writes = accesses(code if stage_exprs else text, shared, stage_exprs)
                     if reads or writes:
                         ops.append(("access", reads, writes))
-        ops += [("end",)] * len(open_loops)
+        while blocks:
+            close(blocks.pop())
         roles[name] = (weight, ops)
+    if opts.get("nmath_role") and nmath == 1:
+        roles.pop(opts["nmath_role"])
     return counts, roles
 
 
 def expand(ops: list, items: int, group: int) -> list:
     """The role's barrier operations in program order: (kind, barrier, index, parity, meant phase), and its
     accesses: ("access", reads, writes, None, None) with places (buffer, stage or None)."""
+    def env_of(env):
+        e = dict(env, group=group, n_iter=items)
+        e["sj"] = e["it"] * group + e["jv"] + e["i"]
+        e["st"] = e["ph"] = e["sj"] % 2
+        return e
+
+    def matching(body, i, opening, closing):
+        depth, j = 1, i + 1
+        while depth:
+            depth += body[j][0] == opening
+            depth -= body[j][0] == closing
+            j += 1
+        return j
+
     def walk(body, env):
         out, i = [], 0
         while i < len(body):
             op = body[i]
             if op[0] == "loop":
-                depth, j = 1, i + 1
-                while depth:
-                    depth += body[j][0] == "loop"
-                    depth -= body[j][0] == "end"
-                    j += 1
+                j = matching(body, i, "loop", "end")
                 var = op[1]
                 count = group if var == "jv" else items
                 for v in range(count):
                     out += walk(body[i + 1:j - 1], dict(env, **{var: v}))
                 i = j
+            elif op[0] == "cond":
+                j = matching(body, i, "cond", "endcond")
+                if eval(op[1], {}, env_of(env)):
+                    out += walk(body[i + 1:j - 1], env)
+                i = j
             elif op[0] == "access":
-                st = (env["it"] * group + env["jv"] + env["i"]) % 2
+                e = env_of(env)
+
                 def at(ps):
-                    return [(b, st if s == "st" else None) for b, s in ps]
+                    return [(b, None if s is None else eval(s, {}, dict(e)) % 2) for b, s in ps]
                 out.append(("access", at(op[1]), at(op[2]), None, None))
                 i += 1
             else:
                 kind, bar, idx, parity = op
-                e = dict(env, group=group)
-                e["sj"] = e["it"] * group + e["jv"] + e["i"]
-                e["st"] = e["ph"] = e["sj"] % 2
+                e = env_of(env)
                 out.append((kind, bar, eval(idx, {}, dict(e)), eval(parity, {}, dict(e)) % 2 if parity else None,
                             intent(parity, e) if parity else None))
                 i += 1
@@ -280,7 +437,10 @@ def simulate(counts: dict, progs: dict, seed: int) -> str | None:
 
 
 def overlaps(place: tuple, other: tuple) -> bool:
-    return place[0] == other[0] and (place[1] is None or other[1] is None or place[1] == other[1])
+    """Two places overlap: the same buffer, the same stage (or either whole), and the same part where both name the
+    part of a buffer that roles write in disjoint pieces (KERNEL_OPTIONS' disjoint)."""
+    return (place[0] == other[0] and (place[1] is None or other[1] is None or place[1] == other[1])
+            and (len(place) < 3 or len(other) < 3 or place[2] == other[2]))
 
 
 def access(r: str, now: dict, reads_of: list, writes_of: list, last_write: dict, reads: dict) -> str | None:
@@ -310,13 +470,22 @@ def access(r: str, now: dict, reads_of: list, writes_of: list, last_write: dict,
 def check(source: str, items: int, group: int, runs: int = 500, flags: dict | None = None) -> list[str]:
     counts, roles = parse(source, flags)
     progs = {r: (w, expand(ops, items, group)) for r, (w, ops) in roles.items()}
+    # the roles that write a buffer in disjoint pieces: their accesses name their own piece
+    end_marker = next(m for m in KERNELS if m in source)
+    disjoint = KERNEL_OPTIONS.get(end_marker, {}).get("disjoint", {})
+
+    def piece(r, places_of):
+        return [(b, st, r) if r in disjoint.get(b, ()) else (b, st) for b, st in places_of]
+    progs = {r: (w, [("access", piece(r, op[1]), piece(r, op[2]), None, None) if op[0] == "access" else op
+                     for op in prog]) for r, (w, prog) in progs.items()}
     return [f"seed {s}: {err}" for s in range(runs) if (err := simulate(counts, progs, s))]
 
 
 def main() -> int:
     path = sys.argv[1]
     nums = [a for a in sys.argv[2:] if "=" not in a]
-    flags = {a.split("=")[0]: a.split("=")[1] == "True" for a in sys.argv[2:] if "=" in a}
+    flags = {k: (v == "True" if v in ("True", "False") else int(v))
+             for k, v in (a.split("=", 1) for a in sys.argv[2:] if "=" in a)}
     items, group, runs = (int(x) for x in (nums + ["1", "2", "500"][len(nums):])[:3])
     errors = check(open(path).read(), items, group, runs, flags)
     print(f"{path}: items={items} group={group} {flags or ''}: {len(errors)} of {runs} schedules failed")
