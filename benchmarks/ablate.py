@@ -458,6 +458,13 @@ for _w in ("128", "64"):
 # ... with A formed by X's warpgroup (a_in_x, BV = 64 only: does the warpgroup that forms X have room for the inverse?),
 # against the same kernel loading A, both on inputs whose A is the true inverse ("ea" against "erA": o within A's
 # rounding of each other)
+# ... and SK in two halves (sk_halves: 16 registers of SK live), at the default 208 / 64 / 32 and at 192 / 104 / 24
+# (ptxas serializes the kernel's wgmma at 192 without it): what the halves cost the chain, and whether the math
+# warpgroups' 192 (room for a 104-register auxiliary warpgroup, docs/speed_plan.md Ready 1 (a)) costs more; o should be
+# bitwise fwdrs128er's (each element of SK is the same k-loop of products)
+SPECS["fwdrs128ersk"] = dict(SPECS["fwdrs128er"], params=dict(SPECS["fwdrs128er"]["params"], sk_halves=True))
+SPECS["fwdrs128ersk192"] = dict(SPECS["fwdrs128er"], params=dict(SPECS["fwdrs128er"]["params"], sk_halves=True,
+                                                                 regs=(192, 104, 24)))
 SPECS["fwdrs64erA"] = dict(SPECS["fwdrs64er"], inputs=fwd_inputs_real_a)
 SPECS["fwdrs64ea"] = dict(SPECS["fwdrs64er"], params=dict(SPECS["fwdrs64er"]["params"], a_in_x=True),
                           inputs=fwd_inputs_real_a)

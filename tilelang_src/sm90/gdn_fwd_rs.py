@@ -72,6 +72,11 @@ def gdn_fwd_rs_sm90(
     # loading the prep's A: a measure of whether the warpgroup that forms X can take the inverse too, the first step
     # of a forward without the prep (docs/speed_plan.md, Ready 1). BV = 64 only (X's warpgroup needs ~100 registers)
     a_in_x: bool = False,
+    # SK in two 32-column halves, one after the other (the second queued behind O1), each half's W^T columns formed
+    # from it: 16 registers of SK live instead of 32 (160 at the math warpgroups' peak instead of 176), for the math
+    # warpgroups at fewer than 208 registers (at 200 and 192 ptxas serializes the kernel's wgmma without it, C7512),
+    # which would leave room for an auxiliary warpgroup (docs/speed_plan.md, Ready 1 (a)); the chain gains a wait
+    sk_halves: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -144,8 +149,11 @@ def gdn_fwd_rs_sm90(
             T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
             T.barrier_wait(x_ready[i % 2], (i // 2) % 2)
             T.copy(s_frag, st_frag)
-            # SK = S~^T K^T
-            T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
+            # SK = S~^T K^T (with sk_halves its first 32 columns)
+            if sk_halves:
+                T.wgmma_gemm(st_frag, k_s[i % 2, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True)
+            else:
+                T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
             T.wait_wgmma(0)  # SK, and chunk i - 1's O2
             if i > 0:
                 # chunk i - 1's ring stage (its qz group; and kv unless freed at its W^T) and X are free; its O goes
@@ -163,8 +171,17 @@ def gdn_fwd_rs_sm90(
             for a, b in T.Parallel(VH, K):
                 s_frag[a, b] *= decay
             # W^T = V^T - SK diag(gamma)
-            for a, t in T.Parallel(VH, BT):
-                wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+            if sk_halves:
+                for a, t in T.Parallel(VH, BT // 2):
+                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+                T.wgmma_gemm(st_frag, k_s[i % 2, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wait_wgmma(0)  # O1 and SK's second half
+                for a, t in T.Parallel(VH, BT // 2):
+                    wt_frag[a, BT // 2 + t] = (v_s[i % 2, BT // 2 + t, v0 + a]
+                                               - gam_s[i % 2, BT // 2 + t] * sk_frag[a, t])
+            else:
+                for a, t in T.Parallel(VH, BT):
+                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
             if early_release:
                 T.barrier_arrive(empty_kv[i % 2])  # K (SK), V and g read
             # S^T += W^T X
@@ -288,12 +305,13 @@ def gdn_fwd_rs_sm90(
             # fragment (twice the array: out of bounds). The second set is unused (no registers) at BV = 64
             s0 = T.alloc_fragment((VH, K), accum)
             st0 = T.alloc_fragment((VH, K), dtype)
-            sk0 = T.alloc_fragment((VH, BT), accum)
+            SKW = BT // 2 if sk_halves else BT  # SK's columns at a time
+            sk0 = T.alloc_fragment((VH, SKW), accum)
             wt0 = T.alloc_fragment((VH, BT), dtype)
             o0 = T.alloc_fragment((VH, BT), accum)
             s1 = T.alloc_fragment((VH, K), accum)
             st1 = T.alloc_fragment((VH, K), dtype)
-            sk1 = T.alloc_fragment((VH, BT), accum)
+            sk1 = T.alloc_fragment((VH, SKW), accum)
             wt1 = T.alloc_fragment((VH, BT), dtype)
             o1 = T.alloc_fragment((VH, BT), accum)
             x_frag = T.alloc_fragment((BT, KH), accum)  # a column half of X (X's warpgroup)
