@@ -1,9 +1,9 @@
 """The mbarrier protocol of the register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py), simulated on the CPU from
 its source (scripts/barrier_protocol_sim.py, its macros inlined): one or two math warpgroups, X's warpgroup, three
-producer warps and the storer warp walking one to five chunks; with the ring freed late or early (early_release), and
-with Z or A formed by X's warpgroup (z_in_x, a_in_x): no random schedule hangs, passes a wait on the wrong phase or
-lets two roles touch a shared buffer (one of them writing) without a barrier chain between them; a wait removed or
-moved, a parity or an arrival count changed is caught."""
+producer warps and the storer warp walking one to five chunks; with the ring freed late or early (early_release),
+with Z or A formed by X's warpgroup (z_in_x, a_in_x) and with SK in halves (sk_halves): no random schedule hangs,
+passes a wait on the wrong phase or lets two roles touch a shared buffer (one of them writing) without a barrier chain
+between them; a wait removed or moved, a parity or an arrival count changed is caught."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_rs.py").read_text()
 OPTIONS = [{}, {"early_release": True}, {"early_release": True, "z_in_x": True},
-           {"early_release": True, "a_in_x": True}]
+           {"early_release": True, "a_in_x": True}, {"early_release": True, "sk_halves": True}]
 
 
 def test_every_role_and_barrier_is_read():
@@ -35,7 +35,7 @@ def test_every_role_and_barrier_is_read():
     assert {"k_s", "q_s", "v_s", "x_s", "zr_s", "g_s", "gam_s", "gam2_s"} <= math_reads
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=["late", "early", "early-z", "early-a"])
+@pytest.mark.parametrize("options", OPTIONS, ids=["late", "early", "early-z", "early-a", "early-sk"])
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 @pytest.mark.parametrize("chunks", [1, 2, 3, 5])
 def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, nmath, options):
@@ -50,10 +50,8 @@ def mutated(old: str, new: str) -> str:
 EARLY_ARRIVAL = """            if early_release:
                 T.barrier_arrive(empty_kv[i % 2])  # K (SK), V and g read
 """
-W_FORMED = """            # W^T = V^T - SK diag(gamma)
-            for a, t in T.Parallel(VH, BT):
-                wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
-"""
+# W^T's formation (both forms: whole, or in halves with sk_halves) up to the early release of K, V and g
+W_FORMED = KERNEL[KERNEL.index("            # W^T = V^T - SK diag(gamma)\n"):KERNEL.index(EARLY_ARRIVAL)]
 X_FREE_WAIT = "                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done\n"
 
 
@@ -63,6 +61,8 @@ X_FREE_WAIT = "                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 
      "            # O1\n", {"early_release": True}, "q_s"),
     # the early release of K, V, g once W^T is formed, not before it reads V
     (W_FORMED + EARLY_ARRIVAL, EARLY_ARRIVAL + W_FORMED, {"early_release": True}, "v_s"),
+    # (with sk_halves SK's second half reads K after that point too)
+    (W_FORMED + EARLY_ARRIVAL, EARLY_ARRIVAL + W_FORMED, {"early_release": True, "sk_halves": True}, "(v_s|k_s)"),
     # X's warpgroup overwrites a stage's X and gates only after chunk i - 2's update and O have read them (with the
     # late release the wait on full_kv implies it)
     (X_FREE_WAIT, "", {"early_release": True}, "(x_s|gam_s|gam2_s)"),
