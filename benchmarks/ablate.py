@@ -465,6 +465,11 @@ for _w in ("128", "64"):
 SPECS["fwdrs128ersk"] = dict(SPECS["fwdrs128er"], params=dict(SPECS["fwdrs128er"]["params"], sk_halves=True))
 SPECS["fwdrs128ersk192"] = dict(SPECS["fwdrs128er"], params=dict(SPECS["fwdrs128er"]["params"], sk_halves=True,
                                                                  regs=(192, 104, 24)))
+# ... and at 192 / 104 / 24 with A formed by X's warpgroup (104 registers: the auxiliary warpgroup's budget at BV = 128),
+# against the same kernel loading A, both on inputs whose A is the true inverse
+SPECS["fwdrs128erskA"] = dict(SPECS["fwdrs128ersk192"], inputs=fwd_inputs_real_a)
+SPECS["fwdrs128erska"] = dict(SPECS["fwdrs128ersk192"], params=dict(SPECS["fwdrs128ersk192"]["params"], a_in_x=True),
+                              inputs=fwd_inputs_real_a)
 SPECS["fwdrs64erA"] = dict(SPECS["fwdrs64er"], inputs=fwd_inputs_real_a)
 SPECS["fwdrs64ea"] = dict(SPECS["fwdrs64er"], params=dict(SPECS["fwdrs64er"]["params"], a_in_x=True),
                           inputs=fwd_inputs_real_a)

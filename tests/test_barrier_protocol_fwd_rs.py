@@ -19,7 +19,8 @@ from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_rs.py").read_text()
 OPTIONS = [{}, {"early_release": True}, {"early_release": True, "z_in_x": True},
-           {"early_release": True, "a_in_x": True}, {"early_release": True, "sk_halves": True}]
+           {"early_release": True, "a_in_x": True}, {"early_release": True, "sk_halves": True},
+           {"early_release": True, "sk_halves": True, "a_in_x": True}]
 
 
 def test_every_role_and_barrier_is_read():
@@ -35,7 +36,7 @@ def test_every_role_and_barrier_is_read():
     assert {"k_s", "q_s", "v_s", "x_s", "zr_s", "g_s", "gam_s", "gam2_s"} <= math_reads
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=["late", "early", "early-z", "early-a", "early-sk"])
+@pytest.mark.parametrize("options", OPTIONS, ids=["late", "early", "early-z", "early-a", "early-sk", "early-sk-a"])
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 @pytest.mark.parametrize("chunks", [1, 2, 3, 5])
 def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, nmath, options):

@@ -70,7 +70,8 @@ def gdn_fwd_rs_sm90(
     # X's warpgroup forms A = (I + strictLower(diag(beta) K K^T))^-1 itself (K K^T by wgmma, the chunk prep's blockwise
     # solve: common/unit_lower_inverse.py, the same steps and operands, so the same bits) instead of the producers
     # loading the prep's A: a measure of whether the warpgroup that forms X can take the inverse too, the first step
-    # of a forward without the prep (docs/speed_plan.md, Ready 1). BV = 64 only (X's warpgroup needs ~100 registers)
+    # of a forward without the prep (docs/speed_plan.md, Ready 1). X's warpgroup needs at least 104 registers: at BV =
+    # 128 with sk_halves and 192 / 104 / 24 (the 35 KB of the solve's fp32 matrices fit beside a one-buffer A)
     a_in_x: bool = False,
     # SK in two 32-column halves, one after the other (the second queued behind O1), each half's W^T columns formed
     # from it: 16 registers of SK live instead of 32 (160 at the math warpgroups' peak instead of 176), for the math
@@ -86,7 +87,8 @@ def gdn_fwd_rs_sm90(
     NMATH = BV // VH  # math warpgroups
     NREG_MATH, NREG_X, NREG_LOAD = regs
     assert NMATH * NREG_MATH + NREG_X + NREG_LOAD <= 512
-    assert not a_in_x or NREG_X >= 128, "a_in_x: X's warpgroup holds K K^T (32 registers) and the solve's fragments"
+    assert not a_in_x or NREG_X >= 104, "a_in_x: X's warpgroup holds K K^T (32 registers) and the solve's fragments"
+    assert not (a_in_x and z_in_x), "z_in_x reads the ring's A"
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
     KH = K // 2  # X's column half
     num_tokens = T.dynamic("num_tokens")
@@ -282,7 +284,8 @@ def gdn_fwd_rs_sm90(
             q_s = T.alloc_shared((2, BT, K), dtype)
             k_s = T.alloc_shared((2, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
-            a_s = T.alloc_shared((2, BT, BT), dtype)
+            if not a_in_x:
+                a_s = T.alloc_shared((2, BT, BT), dtype)
             if not z_in_x:
                 zr_s = T.alloc_shared((2, BT, BT), dtype)  # Z (only when o is stored)
             g_s = T.alloc_shared((2, BT), accum)
@@ -323,6 +326,7 @@ def gdn_fwd_rs_sm90(
                 m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
                 inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
                 beta_s = T.alloc_shared((BT,), accum)
+                a1_s = T.alloc_shared((BT, BT), dtype)  # A, formed and used by X's warpgroup alone (one buffer)
                 kk_frag = T.alloc_fragment((BT, BT), accum)
                 acc32 = T.alloc_fragment((32, 32), accum)
                 col = T.alloc_local((16,), accum)
@@ -372,7 +376,7 @@ def gdn_fwd_rs_sm90(
                         if a_in_x:
                             beta_s[r] = b_s[i % 2, r]
                     if a_in_x:
-                        # A into this stage's a_s, as the prep forms it (K rows and beta past the sequence are 0)
+                        # A into a1_s, as the prep forms it (K rows and beta past the sequence are 0)
                         T.gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
                         T.copy(kk_frag, m_s[:, 0:BT])
                         for p, r, c in T.Parallel(2, 16, 16):
@@ -383,7 +387,7 @@ def gdn_fwd_rs_sm90(
                         for r, c in T.Parallel(BT, BT):
                             a_rc = inv_s[r, c]
                             kk_frag[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
-                        T.copy(kk_frag, a_s[i % 2, :, :])
+                        T.copy(kk_frag, a1_s)
                         T.fence_proxy_async()
                     if z_in_x and emit_o:
                         # Z = Pg Ag, Pg = scale * Gamma * (Q K^T), Ag = Gamma * A * beta_col (Gamma formed inline)
@@ -396,8 +400,8 @@ def gdn_fwd_rs_sm90(
                         T.gemm(pg_s, ag_s, p_frag, clear_accum=True)
                         T.copy(p_frag, zr_s[i % 2, :, :])
                     for hk in T.unroll(2):
-                        T.gemm(a_s[i % 2, :, :], k_s[i % 2, :, hk * KH:(hk + 1) * KH], x_frag, transpose_A=True,
-                               clear_accum=True)
+                        T.gemm(a1_s if a_in_x else a_s[i % 2, :, :], k_s[i % 2, :, hk * KH:(hk + 1) * KH], x_frag,
+                               transpose_A=True, clear_accum=True)
                         for r, c in T.Parallel(BT, KH):
                             x_frag[r, c] *= rb_s[r]
                         T.copy(x_frag, x_s[i % 2, :, hk * KH:(hk + 1) * KH])
