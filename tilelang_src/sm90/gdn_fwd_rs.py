@@ -26,7 +26,7 @@ With z_in_x, X's warpgroup also forms Z = (scale Gamma * (Q K^T)) (Gamma * A * b
 gates (the chunk prep then reads no Q and stores no Z: chunk_prep.py form_z=False), so that the prep and this kernel
 move 512 fewer bytes per token and v-head; measured twice as slow, off (docs/fwd_rs.md, "Measured").
 
-With a_in_x (BV = 64), X's warpgroup forms A itself from the ring's K and beta (K K^T by wgmma, then the chunk prep's
+With a_in_x, X's warpgroup forms A itself from the ring's K and beta (K K^T by wgmma, then the chunk prep's
 blockwise solve, common/unit_lower_inverse.py) instead of loading the prep's: a measure of whether the warpgroup that
 forms X has room for the inverse as well, the first step of a forward without the prep (docs/speed_plan.md, Ready 1).
 
