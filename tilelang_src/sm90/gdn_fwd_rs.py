@@ -120,6 +120,17 @@ def gdn_fwd_rs_sm90(
         T.barrier_arrive(o_full[j % 2])
 
     @T.macro
+    def release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, j, v0, emit_o):
+        """Chunk j's products are done: its ring stage (the qz group, and the kv group unless early_release freed it at
+        W^T) and its X are free, and its O^T goes to the storer warp"""
+        if not early_release:
+            T.barrier_arrive(empty_kv[j % 2])
+        T.barrier_arrive(empty_qz[j % 2])
+        T.barrier_arrive(x_free[j % 2])
+        if emit_o:
+            store_o_stage(o_frag, o_s, o_full, o_free, j, v0)
+
+    @T.macro
     def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, o_frag, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s,
                   full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv,
                   seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
@@ -158,14 +169,7 @@ def gdn_fwd_rs_sm90(
                 T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
             T.wait_wgmma(0)  # SK, and chunk i - 1's O2
             if i > 0:
-                # chunk i - 1's ring stage (its qz group; and kv unless freed at its W^T) and X are free; its O goes
-                # to the storer warp
-                if not early_release:
-                    T.barrier_arrive(empty_kv[(i + 1) % 2])
-                T.barrier_arrive(empty_qz[(i + 1) % 2])
-                T.barrier_arrive(x_free[(i + 1) % 2])
-                if emit_o:
-                    store_o_stage(o_frag, o_s, o_full, o_free, i - 1, v0)
+                release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, i - 1, v0, emit_o)
             # O1 = S~^T Q^T, under W
             T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
             T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True)
@@ -195,12 +199,7 @@ def gdn_fwd_rs_sm90(
             T.wgmma_gemm(wt_frag, zr_s[i % 2, :, :], o_frag, transpose_B=True)
         T.wait_wgmma(0)
         if n_iter > 0:
-            if not early_release:
-                T.barrier_arrive(empty_kv[(n_iter + 1) % 2])
-            T.barrier_arrive(empty_qz[(n_iter + 1) % 2])
-            T.barrier_arrive(x_free[(n_iter + 1) % 2])
-            if emit_o:
-                store_o_stage(o_frag, o_s, o_full, o_free, n_iter - 1, v0)
+            release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, n_iter - 1, v0, emit_o)
         if warmup != 0:
             if n_iter > 0:
                 for a, b in T.Parallel(VH, K):
