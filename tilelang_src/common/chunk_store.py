@@ -1,4 +1,4 @@
-"""Masked stores of a chunk's rows from a shared-memory tile (SM90 programs)."""
+"""Masked stores of a chunk's rows from a shared-memory tile, and the padding tail's zeros (sequential kernels)."""
 
 import tilelang.language as T
 
@@ -27,3 +27,13 @@ def store_state_tile(src, buf, dst, slot, head, col0, rows, width, tma):
     else:
         for a, c in T.Parallel(rows, width):
             dst[slot, head, a, col0 + c] = src[buf, a, c]
+
+
+@T.macro
+def zero_padding_tail(o, seq_end, num_tokens, head, col0, BT, width, dtype):
+    """o[t, head, col0:col0 + width] <- 0 for the padding tail seq_end <= t < num_tokens, BT rows per step (the
+    forwards' last sequence's last segment writes it: tokens past cu_seqlens[-1] get o = 0)."""
+    for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
+        for r, c in T.Parallel(BT, width):
+            if seq_end + blk * BT + r < num_tokens:
+                o[seq_end + blk * BT + r, head, col0 + c] = T.cast(0, dtype)

@@ -21,6 +21,7 @@ signature as sm90/gdn_fwd.py, so both lower to the same launcher.
 
 import tilelang.language as T
 
+from common.chunk_store import zero_padding_tail
 from common.segments import end_state, segment_row, start_state
 
 LOG2E = 1.4426950408889634
@@ -189,9 +190,6 @@ def gdn_fwd_sm120(
                       state_v_first, K, BV)
             # the last sequence's last segment zeroes the padding tail [cu[N], T)
             if store_o != 0 and warmup == 0 and is_last and n == num_seqs - 1:
-                for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
-                    for r, c in T.Parallel(BT, BV):
-                        if seq_end + blk * BT + r < num_tokens:
-                            o[seq_end + blk * BT + r, hv, v0 + c] = T.cast(0, dtype)
+                zero_padding_tail(o, seq_end, num_tokens, hv, v0, BT, BV, dtype)
 
     return gdn_fwd

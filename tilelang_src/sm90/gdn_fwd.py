@@ -36,7 +36,7 @@ from tilelang.layout import make_swizzled_layout
 
 from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
-from common.chunk_store import store_state_tile
+from common.chunk_store import store_state_tile, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 
@@ -397,10 +397,7 @@ def gdn_fwd_sm90(
                         T.barrier_arrive(w_free[i % 2])
                 # the last sequence's last segment zeroes the padding tail [cu[N], T)
                 if emit_o and is_last and n == num_seqs - 1:
-                    for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
-                        for r, c in T.Parallel(BT, BV):
-                            if seq_end + blk * BT + r < num_tokens:
-                                o[seq_end + blk * BT + r, hv, v0 + c] = T.cast(0, dtype)
+                    zero_padding_tail(o, seq_end, num_tokens, hv, v0, BT, BV, dtype)
 
             else:
                 # ---------------- WG3: loads, and the storer warp

@@ -38,6 +38,7 @@ from tilelang.layout import make_swizzled_layout
 
 from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
+from common.chunk_store import zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
@@ -223,14 +224,6 @@ def gdn_fwd_rs_sm90(
             else:
                 store_rows(o_s, i % 2, o, t0, seq_end, hv, c0)
             T.barrier_arrive(o_free[i % 2])
-
-    @T.macro
-    def zero_tail(o, seq_end, hv, c0):
-        """o[t, hv, c0:c0 + BV] <- 0 for the padding tail seq_end <= t < num_tokens"""
-        for blk in T.serial(T.ceildiv(num_tokens - seq_end, BT)):
-            for r, c in T.Parallel(BT, BV):
-                if seq_end + blk * BT + r < num_tokens:
-                    o[seq_end + blk * BT + r, hv, c0 + c] = T.cast(0, dtype)
 
     @T.prim_func
     def gdn_fwd_rs(
@@ -441,6 +434,6 @@ def gdn_fwd_rs_sm90(
                         store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0)
                         # the last sequence's last segment zeroes the padding tail [cu[N], T)
                         if is_last and n == num_seqs - 1:
-                            zero_tail(o, seq_end, hv, c0)
+                            zero_padding_tail(o, seq_end, num_tokens, hv, c0, BT, BV, dtype)
 
     return gdn_fwd_rs
