@@ -75,10 +75,11 @@ SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stag
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
                "load_rows": ((0,), (1,)), "load_gate_beta": ((0, 1), (2, 3)),
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
+               "store_seq_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
                "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,))}
 # calls that take a ring stage as an argument of its own: its position (the buffers they name are that stage's)
-STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "scale_gamma": 3, "gate_a": 5}
+STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "scale_gamma": 3, "gate_a": 5, "store_seq_rows": 8}
 
 
 def intent(parity: str, env: dict) -> int:

@@ -37,3 +37,15 @@ def zero_padding_tail(o, seq_end, num_tokens, head, col0, BT, width, dtype):
         for r, c in T.Parallel(BT, width):
             if seq_end + blk * BT + r < num_tokens:
                 o[seq_end + blk * BT + r, head, col0 + c] = T.cast(0, dtype)
+
+
+@T.macro
+def store_seq_rows(src, dst, t0, seq_end, head, col0, BT, width, stage=None):
+    """dst[t0 + r, head, col0 + c] <- src[r, c] (src[stage, r, c] for a staged tile) for the rows of the sequence
+    (t0 + r < seq_end): a partial chunk's o from its shared-memory tile (16-byte row pieces)."""
+    for r, c in T.Parallel(BT, width):
+        if t0 + r < seq_end:
+            if stage is None:
+                dst[t0 + r, head, col0 + c] = src[r, c]
+            else:
+                dst[t0 + r, head, col0 + c] = src[stage, r, c]

@@ -36,7 +36,7 @@ from tilelang.layout import make_swizzled_layout
 
 from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
-from common.chunk_store import store_state_tile, zero_padding_tail
+from common.chunk_store import store_seq_rows, store_state_tile, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 
@@ -109,13 +109,6 @@ def gdn_fwd_sm90(
     NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
     NROWS = T.dynamic("num_range_rows")
     accum = "float32"
-
-    @T.macro
-    def store_rows(src, dst, t0, seq_end, hv, v0):
-        """dst[t0 + r, hv, v0 + c] <- src[r, c] for the rows of the sequence"""
-        for r, c in T.Parallel(BT, BV):
-            if t0 + r < seq_end:
-                dst[t0 + r, hv, v0 + c] = src[r, c]
 
     @T.macro
     def store_frag_rows(src, dst, t0, seq_end, hv, v0):
@@ -433,7 +426,7 @@ def gdn_fwd_sm90(
                         T.barrier_arrive(st_free[i % NST])
                         if STAGE_O and emit_o:
                             T.barrier_wait(o_full[0], i % 2)
-                            store_rows(o_s, o, seq_start + (c_first + i) * BT, seq_end, hv, v0)
+                            store_seq_rows(o_s, o, seq_start + (c_first + i) * BT, seq_end, hv, v0, BT, BV)
                             T.barrier_arrive(o_free[0])
 
     return gdn_fwd

@@ -38,7 +38,7 @@ from tilelang.layout import make_swizzled_layout
 
 from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
-from common.chunk_store import zero_padding_tail
+from common.chunk_store import store_seq_rows, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
@@ -102,13 +102,6 @@ def gdn_fwd_rs_sm90(
     NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
     NROWS = T.dynamic("num_range_rows")
     accum = "float32"
-
-    @T.macro
-    def store_rows(src, stage, dst, t0, seq_end, hv, c0):
-        """dst[t0 + r, hv, c0 + c] <- src[stage, r, c] for the rows of the sequence (16-byte row pieces)"""
-        for r, c in T.Parallel(BT, BV):
-            if t0 + r < seq_end:
-                dst[t0 + r, hv, c0 + c] = src[stage, r, c]
 
     @T.macro
     def store_o_stage(o_frag, o_s, o_full, o_free, j, v0):
@@ -222,7 +215,7 @@ def gdn_fwd_rs_sm90(
                 T.tma_copy(o_s[i % 2, :, :], o[t0:t0 + BT, hv, c0:c0 + BV])
                 T.tma_store_wait()
             else:
-                store_rows(o_s, i % 2, o, t0, seq_end, hv, c0)
+                store_seq_rows(o_s, o, t0, seq_end, hv, c0, BT, BV, i % 2)
             T.barrier_arrive(o_free[i % 2])
 
     @T.prim_func
