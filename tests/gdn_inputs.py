@@ -12,11 +12,12 @@ Tolerances (relative L2 error against float64, one number per tensor, justified 
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
 from flashqla._ops import kernel_family
-from flashqla.reference import l2norm
+from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_chunk_ref, gdn_recurrent_ref, l2norm
 
 TOL = {"o": 1e-2, "final_state": 1e-2, "g_cumsum": 1e-5, "A": 1e-2, "grad": 2e-2}
 
@@ -25,6 +26,51 @@ def has_wide_kernel() -> bool:
     """The 128-wide forward exists in the sm90 family only: an sm90 GPU, and no other family chosen through
     FLASHQLA_KERNEL_FAMILY (a check build runs the sm100 and sm120 programs on Hopper that way)."""
     return torch.cuda.is_available() and kernel_family(torch.cuda.get_device_capability()) == "sm90"
+
+
+def needs_sm90_kernel(what: str):
+    """Skip marker for tests of an sm90-family-only kernel (`what`, e.g. "the 128-wide forward"), the reason naming
+    why: no GPU, or another kernel family here."""
+    return pytest.mark.skipif(
+        not has_wide_kernel(), reason="GPU test skipped: no CUDA GPU" if not torch.cuda.is_available()
+        else f"{what} is an sm90-family kernel (the kernel family here is not sm90)")
+
+
+def packed_forward(p: dict, cu: torch.Tensor, monkeypatch, env: dict, state_v_first: bool = False,
+                   cp_segment_chunks: int = -1):
+    """flashqla.chunk_gated_delta_rule_fwd on problem p (packed sequences cu, final states out) with the environment
+    settings `env` (e.g. FLASHQLA_FWD_BLOCK_V) for this call only."""
+    import flashqla
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    out = flashqla.chunk_gated_delta_rule_fwd(
+        p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
+        cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=cp_segment_chunks)
+    for name in env:
+        monkeypatch.delenv(name)
+    return out
+
+
+def forward_reference(p: dict, cu: torch.Tensor, lengths: list[int], state_v_first: bool = False):
+    """(o, final state) of problem p in float64: the token recurrence up to 2048 tokens, the chunked form beyond."""
+    fn = gdn_recurrent_ref if sum(lengths) <= 2048 else gdn_chunk_ref
+    return fn(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
+              cu_seqlens=cu, state_v_first=state_v_first)
+
+
+def check_training_gradients(p: dict, cu: torch.Tensor, leaves: dict, o: torch.Tensor, ht: torch.Tensor,
+                             what: str) -> None:
+    """Backward from o and the final states ht (random cotangents), then every gradient of `leaves` (q, k, v, g,
+    beta, initial_state of problem p) against the float64 chunked backward, within TOL["grad"]."""
+    do = torch.randn_like(o)
+    dht = torch.randn_like(ht) / 8
+    ((o.float() * do.float()).sum() + (ht * dht).sum()).backward()
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], chunk_local_cumsum_ref(p["g"], cu), p["beta"], do, dht,
+                        128 ** -0.5, p["initial_state"], cu)
+    for name, want in zip(("q", "k", "v", "g", "beta", "initial_state"), ref):
+        err = record(f"d{name}" if name != "initial_state" else "dh0", rel_err(leaves[name].grad, want), what)
+        assert err <= TOL["grad"], f"{what}: d{name} rel err {err:.3e}"
 
 
 # worst error seen per tensor in this session: name -> (error, case); printed by conftest

@@ -16,9 +16,9 @@ import pytest
 import torch
 
 import flashqla
-from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_chunk_ref, gdn_recurrent_ref
-from gdn_inputs import (TOL, check_packed_forward, has_wide_kernel, make_problem, ragged_cu_seqlens, record,
-                        rel_err)
+from flashqla.reference import gdn_chunk_ref
+from gdn_inputs import (check_packed_forward, check_training_gradients, forward_reference, make_problem,
+                        needs_sm90_kernel, packed_forward, ragged_cu_seqlens, rel_err)
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -33,20 +33,12 @@ CASES = {
     "short H4/HV16 fp16": (4, 16, [65, 1, 200], 5, torch.float16),
 }
 
-needs_wide = pytest.mark.skipif(
-    not has_wide_kernel(), reason="GPU test skipped: no CUDA GPU" if not torch.cuda.is_available()
-    else "the register-operand forward is an sm90-family kernel (the kernel family here is not sm90)")
+needs_wide = needs_sm90_kernel("the register-operand forward")
 
 
 def forward(p, cu, monkeypatch, rs, block_v, state_v_first=False, cp_segment_chunks=-1):
-    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", str(block_v))
-    monkeypatch.setenv("FLASHQLA_FWD_RS", "1" if rs else "0")
-    out = flashqla.chunk_gated_delta_rule_fwd(
-        p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
-        cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=cp_segment_chunks)
-    monkeypatch.delenv("FLASHQLA_FWD_RS")
-    monkeypatch.delenv("FLASHQLA_FWD_BLOCK_V")
-    return out
+    env = {"FLASHQLA_FWD_BLOCK_V": str(block_v), "FLASHQLA_FWD_RS": "1" if rs else "0"}
+    return packed_forward(p, cu, monkeypatch, env, state_v_first, cp_segment_chunks)
 
 
 @needs_wide
@@ -58,9 +50,7 @@ def test_rs_matches_reference_and_the_default_kernel(case, state_v_first, block_
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, sum(lengths) + tail, H, HV, dtype=dtype, device=DEV, N=len(lengths),
                      state_v_first=state_v_first)
-    fn = gdn_recurrent_ref if sum(lengths) <= 2048 else gdn_chunk_ref
-    o_ref, ht_ref = fn(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
-                       output_final_state=True, cu_seqlens=cu, state_v_first=state_v_first)
+    o_ref, ht_ref = forward_reference(p, cu, lengths, state_v_first)
     outs = {}
     for rs in (True, False):
         out = forward(p, cu, monkeypatch, rs, block_v, state_v_first)
@@ -104,15 +94,7 @@ def test_rs_kernel_runs_and_training_step(block_v, monkeypatch):
         o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=cu)
         torch.cuda.synchronize()
     assert any("gdn_fwd_rs" in e.key for e in prof.key_averages()), "FLASHQLA_FWD_RS=1 did not run gdn_fwd_rs"
-    do = torch.randn_like(o)
-    dht = torch.randn_like(ht) / 8
-    ((o.float() * do.float()).sum() + (ht * dht).sum()).backward()
-    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], chunk_local_cumsum_ref(p["g"], cu), p["beta"], do, dht,
-                        128 ** -0.5, p["initial_state"], cu)
-    for name, want in zip(names, ref):
-        err = record(f"d{name}" if name != "initial_state" else "dh0", rel_err(leaves[name].grad, want),
-                     f"rs BV={block_v} autograd")
-        assert err <= TOL["grad"], f"rs BV={block_v}: d{name} rel err {err:.3e}"
+    check_training_gradients(p, cu, leaves, o, ht, f"rs BV={block_v} autograd")
 
 
 @needs_wide
