@@ -33,6 +33,15 @@ def load_gate_beta(g_cumsum, beta, g_ring, b_ring, stage, t0, seq_end, hv, BT):
 
 
 @T.macro
+def load_raw_gate_beta(g, beta, g_ring, b_ring, stage, t0, seq_end, hv, BT):
+    """The chunk's per-token log decays g (not their cumsum: a kernel that forms the cumsum itself) and beta, both 0
+    on padded rows (so the cumsum repeats its last real value there, as load_gate_beta's rows do)."""
+    for r in T.Parallel(BT):
+        g_ring[stage, r] = T.if_then_else(t0 + r < seq_end, g[T.min(t0 + r, seq_end - 1), hv], 0.0)
+        b_ring[stage, r] = T.if_then_else(t0 + r < seq_end, beta[T.min(t0 + r, seq_end - 1), hv], 0.0)
+
+
+@T.macro
 def copy_tile_rows(src, dst, t0, head, n_valid, BT, width, dtype):
     """dst[r, c] <- src[t0 + r, head, c] for the chunk's rows, 0 past n_valid, a quarter of the rows per step:
     for one producer warp, 8 loads of 16 bytes in flight per thread fit its registers (the whole tile at once

@@ -1,0 +1,160 @@
+"""The forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py), JIT-compiled from this tree, against the
+float64 reference and, for time, against the op of the installed wheel (prep + forward) on the same inputs.
+
+    PYTHONPATH=<site with tilelang and flashqla> python benchmarks/noprep_check.py [--time 32,32:8192x4 ...]
+
+Correctness: ragged batches (partial chunks, a one-token sequence, a padding tail), initial and final states, both
+widths; o and the final state against python/flashqla/reference.py's token recurrence in float64 (outputs poisoned
+with NaN before the run). Time: the kernel alone (its segment table made once) against
+flashqla.chunk_gated_delta_rule_fwd (no chunk states, no final state) per shape, CUDA events, median of 20.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import ablate  # noqa: E402  (the JIT build from this tree)
+
+K = 128
+BT = 64
+ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", factory="gdn_fwd_noprep_sm90",
+                                params=dict(BV=128), fix=[], last_param="", ablations={}, inputs=None, combos=[],
+                                unit="us/chunk", variants=["cur"])
+ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 200, 104)))
+
+
+def make_inputs(lens: list[int], H: int, HV: int, pad: int, seed: int):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    T_ = sum(lens) + pad
+    q = torch.nn.functional.normalize(torch.randn(T_, H, K, device="cuda", generator=g), dim=-1).bfloat16()
+    k = torch.nn.functional.normalize(torch.randn(T_, H, K, device="cuda", generator=g), dim=-1).bfloat16()
+    v = torch.randn(T_, HV, K, device="cuda", generator=g).bfloat16()
+    # a quarter of the heads without decay (g = 0), the rest decaying as Qwen3-Next's logsigmoid-style gates
+    gl = -torch.nn.functional.softplus(torch.randn(T_, HV, device="cuda", generator=g)) * 0.3
+    gl[:, : max(HV // 4, 1)] = 0.0
+    beta = torch.sigmoid(torch.randn(T_, HV, device="cuda", generator=g))
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0).tolist()), dtype=torch.int32, device="cuda")
+    h0 = torch.randn(len(lens), HV, K, K, device="cuda", generator=g) * 0.1
+    return q, k, v, gl.contiguous(), beta.contiguous(), cu, h0
+
+
+def plain_tables(lens: list[int], HV: int):
+    """One segment per sequence (no context parallelism): seg_seq, ranges as the op's segment plan gives them."""
+    N = len(lens)
+    seg_seq = torch.arange(N, dtype=torch.int32, device="cuda")
+    ranges = torch.zeros(N, HV, 3, dtype=torch.int32, device="cuda")
+    ranges[:, :, 1] = torch.tensor([(n + BT - 1) // BT for n in lens], dtype=torch.int32, device="cuda")[:, None]
+    ranges[:, :, 2] = 2  # each sequence's last (only) segment
+    return seg_seq, ranges
+
+
+def kernel_args(q, k, v, gl, beta, cu, h0, lens, H, HV, use_h0: bool):
+    seg_seq, ranges = plain_tables(lens, HV)
+    T_ = q.shape[0]
+    N = len(lens)
+    dummy = torch.zeros(T_, HV, BT, dtype=torch.bfloat16, device="cuda")
+    return dict(q=q, k=k, v=v, A=dummy, z=dummy, g=gl, beta=beta, cu_seqlens=cu, h0=h0,
+                o=torch.full((T_, HV, K), float("nan"), dtype=torch.bfloat16, device="cuda"),
+                ht=torch.full((N, HV, K, K), float("nan"), device="cuda"),
+                h=torch.empty(1, HV, K, K, dtype=torch.bfloat16, device="cuda"), seg_seq=seg_seq, ranges=ranges,
+                cp_h0=torch.zeros(1, HV, K, K, device="cuda"), cp_out=torch.zeros(1, HV, K, K, device="cuda"),
+                scale=K**-0.5, use_h0=int(use_h0), store_ht=1, state_v_first=0, store_o=1, store_h=0, warmup=0,
+                group=HV // H)
+
+
+def check(kern, names, lens, H, HV, pad, seed, use_h0) -> tuple[float, float]:
+    from flashqla.reference import gdn_recurrent_ref
+
+    q, k, v, gl, beta, cu, h0 = make_inputs(lens, H, HV, pad, seed)
+    x = kernel_args(q, k, v, gl, beta, cu, h0, lens, H, HV, use_h0)
+    kern(*[x[n] for n in names])
+    torch.cuda.synchronize()
+    o_ref, ht_ref = gdn_recurrent_ref(q[None].double(), k[None].double(), v[None].double(), gl[None].double(),
+                                      beta[None].double(), scale=K**-0.5,
+                                      initial_state=h0.double() if use_h0 else None, output_final_state=True,
+                                      cu_seqlens=cu.long())
+    T_real = sum(lens)
+    o_err = (x["o"][:T_real].double() - o_ref[0, :T_real]).abs().max().item()
+    tail = x["o"][T_real:]
+    if tail.numel():
+        assert (tail == 0).all().item(), "padding tail not zeroed"
+    ht_err = (x["ht"].double() - ht_ref).abs().max().item()
+    return o_err, ht_err
+
+
+def time_ms(fn, reps: int = 20) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    return sorted(ts)[len(ts) // 2]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--widths", nargs="+", default=["128", "64"])
+    ap.add_argument("--time", nargs="*", default=["32,32:8192x4", "32,32:4096x8", "16,32:8192x4", "32,32:1x8192",
+                                                  "16,64:8192x4", "32,32:2048x4"])
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    if not os.path.exists(os.path.join(args.workdir, "common")):
+        os.symlink(ablate.SRC / "common", os.path.join(args.workdir, "common"))
+    kernels = {w: ablate.build("fwdnp" + w, "cur", args.workdir) for w in args.widths}
+    print("correctness against the float64 recurrence (max |err|; o bf16, final state fp32)")
+    cases = [([1000, 1, 64, 200, 129], 2, 4, 37, True), ([4096], 2, 8, 0, False), ([700, 2048, 63], 4, 4, 0, True),
+             ([3000, 5000], 1, 2, 100, True)]
+    worst = 0.0
+    for w, (kern, names, _) in kernels.items():
+        for seed, (lens, H, HV, pad, use_h0) in enumerate(cases):
+            o_err, ht_err = check(kern, names, lens, H, HV, pad, seed, use_h0)
+            worst = max(worst, o_err, ht_err)
+            print(f"  BV={w:>3} lens={lens} H={H} HV={HV} pad={pad} h0={use_h0}: o {o_err:.3e}  ht {ht_err:.3e}",
+                  flush=True)
+    ok = worst < 2e-2
+    print(f"worst {worst:.3e}: {'PASS' if ok else 'FAIL'} (bound 2e-2: bf16 o of |o| ~ 1, as tests/test_gdn_fwd_gpu.py)")
+    try:
+        import flashqla
+    except ImportError:
+        flashqla = None
+    print(f"\n{'shape':<16} {'op (prep+fwd) ms':>17} " + " ".join(f"{'noprep BV=' + w + ' ms':>16}" for w in kernels)
+          + "  speedup")
+    for spec in args.time:
+        heads, seqs = spec.split(":")
+        H, HV = (int(s) for s in heads.split(","))
+        n, L = (int(s) for s in seqs.split("x"))
+        lens = [L] * n
+        q, k, v, gl, beta, cu, h0 = make_inputs(lens, H, HV, 0, 123)
+        row = []
+        t_op = float("nan")
+        if flashqla is not None:
+            def op():
+                flashqla.chunk_gated_delta_rule_fwd(q[None], k[None], v[None], gl[None], beta[None],
+                                                    output_final_state=False, cu_seqlens=cu)
+            t_op = time_ms(op)
+        for w, (kern, names, _) in kernels.items():
+            x = kernel_args(q, k, v, gl, beta, cu, h0, lens, H, HV, False)
+            x["store_ht"] = 0
+            row.append(time_ms(lambda x=x: kern(*[x[n_] for n_ in names])))
+        print(f"{spec:<16} {t_op:17.3f} " + " ".join(f"{t:16.3f}" for t in row)
+              + f"  {t_op / min(row):.2f}x", flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

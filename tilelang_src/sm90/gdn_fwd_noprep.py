@@ -1,0 +1,396 @@
+"""Fused chunked GDN forward (SM90) without the chunk prep: the inverse, the gates' cumsum and the intra-chunk scores
+are formed inside the kernel, a ring stage ahead of the state's chain, from q, k, v, the raw log decays g and beta.
+
+gdn_fwd_rs.py's walk and register layout (the state as S^T [BV, K] in the math warpgroups' registers, 64 V rows
+each, S~^T and the chain's products register-sourced), with the chunk's work split as FlashInfer's Hopper kernel
+splits it (read, not copied: docs/speed_plan.md Ready 1): an auxiliary warpgroup forms, per chunk,
+
+    gc  = cumsum(g) in the chunk                                       (fp32, shared, the auxiliary warpgroup's)
+    A0  = (I + strictLower(diag(beta) K K^T))^-1                       (the prep's blockwise solve, fp32)
+    G   = Gamma * A0 * beta_col,  Gamma[i, j] = exp(gc_i - gc_j), i >= j    [BT, BT] bf16 (= A_g diag(beta))
+    P   = scale * Gamma * (Q K^T), i >= j                              [BT, BT] bf16
+    gamma = exp(gc), r = exp(gc_last - gc), scale * gamma              (per row)
+
+and each math warpgroup runs its 64 V rows' chain with the inverse applied on it (three products where gdn_fwd_rs.py
+has two, but no X, A or Z through HBM):
+
+    SK  = S~^T K^T                             [V, BT]
+    W^T = V^T - SK diag(gamma)                 [V, BT]   (the residual)
+    U^T = W^T G^T                              [V, BT]   (the chunk's new values, U = A_g diag(beta) W)
+    S^T = gamma_last S^T + (U^T diag(r)) K     [V, K]
+    O^T = (S~^T Q^T) diag(scale gamma) + U^T P^T
+
+(docs/gdn_chunk_derivation.md, "Two-GEMM chain": S += K^T A diag(r beta) W there is K^T diag(r) U here, since
+A_g = diag(Gamma) A0 diag(Gamma)^-1.) So the forward reads q, k, v, g and beta once and writes o: the chunk prep's
+second read of q and k and the A / Z round trip (about half the bytes of the two kernels at many sequences) are gone.
+A0 and gc are not stored: a training forward keeps the prep (the backward reads them).
+
+Warpgroups: the math warpgroups (two at BV = 128, one at 64); the auxiliary warpgroup (the inverse, G, P and the
+gates); three producer warps (K, g and beta; V; Q) filling a two-stage ring by TMA (element copies for a partial
+chunk), and a storer warp storing O from a two-stage buffer. The launcher signature is gdn_fwd_rs.py's (A and z are
+not read; g_cumsum is the raw g).
+"""
+
+import tilelang.language as T
+from tilelang.layout import make_swizzled_layout
+
+from common.chunk_load import load_raw_gate_beta, load_rows
+from common.chunk_store import store_seq_rows, zero_padding_tail
+from common.grid_dependency import grid_dependency
+from common.seq_index import seq_bound
+from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
+
+LOG2E = 1.4426950408889634
+ROW_PAD = 4  # floats of padding per row of the inverse's fp32 matrices (as in chunk_prep.py)
+
+
+def gdn_fwd_noprep_sm90(
+    # task config
+    dtype: str = "bfloat16",
+    K: int = 128,
+    V: int = 128,
+    # kernel config
+    BT: int = 64,
+    # the V slice of a CTA: 128 (two math warpgroups) or 64 (one; two CTAs per segment and v-head each forming the
+    # inverse)
+    BV: int = 128,
+    # registers per thread: the math warpgroups, the auxiliary warpgroup (the solve needs at least 104), the producer
+    # and storer warps; their sum over the warpgroups at most 512
+    regs: tuple = (192, 104, 24),
+    # SK in two 32-column halves (16 registers of SK live instead of 32: the math warpgroups at 192 registers without
+    # wgmma serialization, gdn_fwd_rs.py sk_halves)
+    sk_halves: bool = True,
+    # programmatic dependent launch (common/grid_dependency.py)
+    pdl: bool = False,
+):
+    assert BV in (64, 128) and V == 128 and K == 128 and BT == 64
+    NV = V // BV
+    VH = 64  # a math warpgroup's V rows
+    NMATH = BV // VH  # math warpgroups
+    NREG_MATH, NREG_AUX, NREG_LOAD = regs
+    assert NMATH * NREG_MATH + NREG_AUX + NREG_LOAD <= 512
+    assert NREG_AUX >= 104, "the auxiliary warpgroup holds K K^T (32 registers) and the solve's fragments"
+    PT = 128 * (NMATH + 1)  # the producer warps' first thread
+    num_tokens = T.dynamic("num_tokens")
+    H = T.dynamic("num_qk_heads")
+    HV = T.dynamic("num_v_heads")
+    N1 = T.dynamic("num_seqs_plus_one")
+    NS = T.dynamic("num_states")
+    NH = T.dynamic("num_h_slots")
+    NSEG = T.dynamic("num_segs")
+    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
+    NROWS = T.dynamic("num_range_rows")
+    accum = "float32"
+
+    @T.macro
+    def release_chunk(o_frag, o_s, x_free, o_full, o_free, j, v0, emit_o):
+        """Chunk j's products are done: its auxiliary stage (G, P, gates) is free, and its O^T goes to the storer
+        warp once it stored chunk j - 2's"""
+        T.barrier_arrive(x_free[j % 2])
+        if emit_o:
+            T.barrier_wait(o_free[j % 2], (j // 2 + 1) % 2)
+            for a, t in T.Parallel(VH, BT):
+                o_s[j % 2, t, v0 + a] = o_frag[a, t]
+            T.fence_proxy_async()
+            T.barrier_arrive(o_full[j % 2])
+
+    @T.macro
+    def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, q_s, k_s, v_s, ga_s, pg_s,
+                  gam_s, gam2_s, r_s, o_s, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
+                  cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
+                  num_seqs):
+        """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
+        c0 + v0 ... of the head)"""
+        v0 = vh * VH
+        vg = c0 + v0
+        has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
+        is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
+        if warmup != 0:
+            for a, b in T.Parallel(VH, K):
+                s_frag[a, b] = T.if_then_else(is_m != 0 and vg + a == b, 1.0, 0.0)
+        elif has_prev and n_iter > 0:
+            for a, b in T.Parallel(VH, K):
+                s_frag[a, b] = cp_h0[seg, hv, b, vg + a]
+        elif use_h0 != 0 and n < num_seqs:
+            if state_v_first != 0:
+                T.copy(h0[n, hv, vg:vg + VH, 0:K], s_frag)
+            else:
+                for a, b in T.Parallel(VH, K):
+                    s_frag[a, b] = h0[n, hv, b, vg + a]
+        else:
+            T.clear(s_frag)
+        # every wait is a wait for all (gdn_fwd_rs.py: ptxas serializes the kernel's wgmma otherwise); O2 is left in
+        # flight across the back edge and completes at the next chunk's first wait
+        for i in T.serial(n_iter):
+            T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
+            T.barrier_wait(x_ready[i % 2], (i // 2) % 2)
+            T.copy(s_frag, st_frag)
+            # SK = S~^T K^T (with sk_halves its first 32 columns)
+            if sk_halves:
+                T.wgmma_gemm(st_frag, k_s[i % 2, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True)
+            else:
+                T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
+            T.wait_wgmma(0)  # SK, and chunk i - 1's O2
+            if i > 0:
+                release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, v0, emit_o)
+            # O1 = S~^T Q^T, under W and U
+            T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
+            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True)
+            decay = gam_s[i % 2, BT - 1]
+            for a, b in T.Parallel(VH, K):
+                s_frag[a, b] *= decay
+            # W^T = V^T - SK diag(gamma)
+            if sk_halves:
+                for a, t in T.Parallel(VH, BT // 2):
+                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+                T.wgmma_gemm(st_frag, k_s[i % 2, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wait_wgmma(0)  # O1 and SK's second half
+                for a, t in T.Parallel(VH, BT // 2):
+                    wt_frag[a, BT // 2 + t] = (v_s[i % 2, BT // 2 + t, v0 + a]
+                                               - gam_s[i % 2, BT // 2 + t] * sk_frag[a, t])
+            else:
+                for a, t in T.Parallel(VH, BT):
+                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+            # U^T = W^T G^T
+            T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True)
+            T.wait_wgmma(0)  # O1 and U
+            T.barrier_arrive(empty_qz[i % 2])  # Q read (O1)
+            for a, t in T.Parallel(VH, BT):
+                o_frag[a, t] *= gam2_s[i % 2, t]
+            for a, t in T.Parallel(VH, BT):
+                ut_frag[a, t] = u_frag[a, t]
+                wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
+            # S^T += (U^T diag(r)) K
+            T.wgmma_gemm(wt_frag, k_s[i % 2, :, :], s_frag)
+            T.wait_wgmma(0)  # the update
+            T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update), V read
+            # O^T += U^T P^T, under the next chunk's S~ and SK
+            T.wgmma_gemm(ut_frag, pg_s[i % 2, :, :], o_frag, transpose_B=True)
+        T.wait_wgmma(0)
+        if n_iter > 0:
+            release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, v0, emit_o)
+        if warmup != 0:
+            if n_iter > 0:
+                for a, b in T.Parallel(VH, K):
+                    cp_out[is_m * NSEG + seg, hv, b, vg + a] = s_frag[a, b]
+        elif store_ht != 0 and is_last:
+            if state_v_first != 0:
+                T.copy(s_frag, ht[n, hv, vg:vg + VH, 0:K])
+            else:
+                for a, b in T.Parallel(VH, K):
+                    ht[n, hv, b, vg + a] = s_frag[a, b]
+
+    @T.macro
+    def store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0):
+        """The storer warp: each chunk's O from o_s to o (one TMA store for a full chunk)"""
+        for i in T.serial(n_iter):
+            t0 = seq_start + (c_first + i) * BT
+            T.barrier_wait(o_full[i % 2], (i // 2) % 2)
+            if t0 + BT <= seq_end:
+                T.tma_copy(o_s[i % 2, :, :], o[t0:t0 + BT, hv, c0:c0 + BV])
+                T.tma_store_wait()
+            else:
+                store_seq_rows(o_s, o, t0, seq_end, hv, c0, BT, BV, i % 2)
+            T.barrier_arrive(o_free[i % 2])
+
+    @T.prim_func
+    def gdn_fwd_noprep(
+        q: T.Tensor((num_tokens, H, K), dtype),
+        k: T.Tensor((num_tokens, H, K), dtype),
+        v: T.Tensor((num_tokens, HV, V), dtype),
+        A: T.Tensor((num_tokens, HV, BT), dtype),  # not read (gdn_fwd_rs.py's signature)
+        z: T.Tensor((num_tokens, HV, BT), dtype),  # not read
+        g: T.Tensor((num_tokens, HV), accum),  # the raw log decays (gdn_fwd_rs.py's g_cumsum slot)
+        beta: T.Tensor((num_tokens, HV), accum),
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        h0: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        o: T.Tensor((num_tokens, HV, V), dtype),
+        ht: T.Tensor((NS, HV, K, V), accum),  # same layout as h0
+        h: T.Tensor((NH, HV, K, V), dtype),  # unused here (store_h must be 0): the launcher signature of gdn_fwd
+        seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
+        ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row
+        cp_h0: T.Tensor((NSEG, HV, K, V), accum),  # start state of every segment j > 0 (main pass), [K, V]
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),  # warm-up end states, then transition matrices, [K, V]
+        scale: T.float32,
+        use_h0: T.int32,
+        store_ht: T.int32,
+        state_v_first: T.int32,
+        store_o: T.int32,
+        store_h: T.int32,
+        warmup: T.int32,
+        group: T.int32,  # HV / H, from the launcher: head indices are products, never divisions
+    ):
+        # grid ((v-head in the group, V slice), qk-head, segment CTA), as gdn_fwd.py's
+        with T.Kernel(group * NV, H, NGRID, threads=PT + 128) as (jv, hq, bx):
+            grid_dependency(pdl)
+            hv = hq * group + jv // NV
+            c0 = (jv % NV) * BV  # the CTA's V slice
+            seg = bx % NSEG
+            is_m = bx // NSEG  # 1: a transition-matrix CTA of the warm-up pass
+            num_seqs = N1 - 1
+
+            n = seg_seq[seg]
+            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
+            c_first = ranges[row, hv, 0]
+            n_iter = ranges[row, hv, 1]
+            flags = ranges[row, hv, 2]
+            is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
+            seq_start = seq_bound(cu_seqlens, n, num_tokens)
+            seq_end = T.max(seq_bound(cu_seqlens, T.min(n + 1, num_seqs), num_tokens), seq_start)
+            v_end = seq_end - (flags // 4) * (seq_end + BT)  # the transition-matrix CTAs load V = 0
+            emit_o = store_o != 0 and warmup == 0
+
+            # ring filled by the producer warps
+            q_s = T.alloc_shared((2, BT, K), dtype)
+            k_s = T.alloc_shared((2, BT, K), dtype)
+            v_s = T.alloc_shared((2, BT, BV), dtype)
+            g_s = T.alloc_shared((2, BT), accum)  # raw g
+            b_s = T.alloc_shared((2, BT), accum)
+            # the auxiliary warpgroup -> math, per ring stage
+            ga_s = T.alloc_shared((2, BT, BT), dtype)  # G = Gamma * A0 * beta_col
+            pg_s = T.alloc_shared((2, BT, BT), dtype)  # P = scale * Gamma * (Q K^T)
+            gam_s = T.alloc_shared((2, BT), accum)  # gamma
+            gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
+            r_s = T.alloc_shared((2, BT), accum)  # r = gamma_last / gamma
+            # the auxiliary warpgroup's own: the cumsum, M = K K^T and the inverse (fp32, with the merges' scratch),
+            # beta
+            gc_s = T.alloc_shared((BT,), accum)
+            m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
+            inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
+            beta_s = T.alloc_shared((BT,), accum)
+            # math -> storer
+            o_s = T.alloc_shared((2, BT, BV), dtype)
+
+            # per math warpgroup (its 64 V rows): S^T, S~^T (the A operand of SK and O1), SK, W^T (then U^T diag(r):
+            # the update's A operand), U^T (fp32, then bf16: O2's A operand), O^T. Two warpgroups with their own
+            # fragments (gdn_fwd_rs.py: TileLang 0.1.15 fences a 256-thread RS product's registers out of bounds);
+            # the second set is unused at BV = 64
+            SKW = BT // 2 if sk_halves else BT  # SK's columns at a time
+            s0 = T.alloc_fragment((VH, K), accum)
+            st0 = T.alloc_fragment((VH, K), dtype)
+            sk0 = T.alloc_fragment((VH, SKW), accum)
+            wt0 = T.alloc_fragment((VH, BT), dtype)
+            u0 = T.alloc_fragment((VH, BT), accum)
+            ut0 = T.alloc_fragment((VH, BT), dtype)
+            o0 = T.alloc_fragment((VH, BT), accum)
+            s1 = T.alloc_fragment((VH, K), accum)
+            st1 = T.alloc_fragment((VH, K), dtype)
+            sk1 = T.alloc_fragment((VH, SKW), accum)
+            wt1 = T.alloc_fragment((VH, BT), dtype)
+            u1 = T.alloc_fragment((VH, BT), accum)
+            ut1 = T.alloc_fragment((VH, BT), dtype)
+            o1 = T.alloc_fragment((VH, BT), accum)
+            # the auxiliary warpgroup's: K K^T, then G, then Q K^T and P; the solve's (common/unit_lower_inverse.py)
+            kk_frag = T.alloc_fragment((BT, BT), accum)
+            acc32 = T.alloc_fragment((32, 32), accum)
+            col = T.alloc_local((16,), accum)
+            yv = T.alloc_local((2,), accum)
+            fa = T.alloc_local((4,), accum)
+            fb = T.alloc_local((2,), accum)
+            fc = T.alloc_local((4,), accum)
+            csum = T.alloc_local((1,), accum)
+
+            full_kv = T.alloc_barrier([64, 64])  # K, g, beta and V loaded (2 producer warps)
+            empty_kv = T.alloc_barrier([PT, PT])  # the math warpgroups and the auxiliary one read them
+            full_qz = T.alloc_barrier([32, 32])  # Q loaded (1 producer warp)
+            empty_qz = T.alloc_barrier([PT, PT])  # the math warpgroups (O1) and the auxiliary one (P) read it
+            x_ready = T.alloc_barrier([128, 128])  # the auxiliary warpgroup wrote G, P and the gates of a stage
+            x_free = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups' products read them
+            o_full = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups wrote O to o_s[stage]
+            o_free = T.alloc_barrier([32, 32])  # the storer warp stored o_s[stage]
+
+            # V is read (V^T: column pieces) and O written (O^T) across rows: swizzled so that the rows of one
+            # warp access fall in different banks; TMA writes and reads the same swizzle
+            T.annotate_layout({v_s: make_swizzled_layout(v_s), o_s: make_swizzled_layout(o_s)})
+            tx = T.get_thread_binding()
+
+            if tx < 128:
+                # ---------------- the math warpgroups: S^T of the slice's V rows [0, 64) (and [64, 128))
+                T.set_max_nreg(NREG_MATH, 1)
+                math_half(0, c0, s0, st0, sk0, wt0, u0, ut0, o0, q_s, k_s, v_s, ga_s, pg_s, gam_s, gam2_s, r_s, o_s,
+                          full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out,
+                          ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
+                          num_seqs)
+            elif NMATH == 2 and tx < 256:
+                T.set_max_nreg(NREG_MATH, 1)
+                math_half(1, c0, s1, st1, sk1, wt1, u1, ut1, o1, q_s, k_s, v_s, ga_s, pg_s, gam_s, gam2_s, r_s, o_s,
+                          full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out,
+                          ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
+                          num_seqs)
+
+            elif tx < PT:
+                # ---------------- the auxiliary warpgroup: the gates, G and P, a stage ahead of the math
+                T.set_max_nreg(NREG_AUX, 0)
+                ax = tx - (PT - 128)
+                for i in T.serial(n_iter):
+                    T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
+                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
+                    # the chunk's cumsum (thread r sums g[0..r]) and beta
+                    if ax < BT:
+                        csum[0] = 0.0
+                        for m in T.unroll(BT):
+                            csum[0] += T.if_then_else(m <= ax, g_s[i % 2, m], 0.0)
+                        gc_s[ax] = csum[0]
+                        beta_s[ax] = b_s[i % 2, ax]
+                    for r in T.Parallel(BT):
+                        gam_s[i % 2, r] = T.exp2(gc_s[r] * LOG2E)
+                        gam2_s[i % 2, r] = scale * T.exp2(gc_s[r] * LOG2E)
+                        r_s[i % 2, r] = T.exp2((gc_s[BT - 1] - gc_s[r]) * LOG2E)
+                    # A0 into inv_s, as the prep forms it (K rows and beta past the sequence are 0)
+                    T.gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                    T.copy(kk_frag, m_s[:, 0:BT])
+                    for p, r, c in T.Parallel(2, 16, 16):
+                        inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
+                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax)
+                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax)
+                    tc_level2_merge(m_s, inv_s, beta_s, acc32)
+                    # G = Gamma * A0 * beta_col
+                    for r, c in T.Parallel(BT, BT):
+                        a_rc = inv_s[r, c]
+                        kk_frag[r, c] = T.if_then_else(
+                            r >= c, T.exp2((gc_s[r] - gc_s[c]) * LOG2E) * a_rc * beta_s[c], 0.0)
+                    T.copy(kk_frag, ga_s[i % 2, :, :])
+                    # P = scale * Gamma * (Q K^T)
+                    T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
+                    if emit_o:
+                        T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                        for r, c in T.Parallel(BT, BT):
+                            kk_frag[r, c] = T.if_then_else(
+                                r >= c, scale * T.exp2((gc_s[r] - gc_s[c]) * LOG2E), 0.0) * kk_frag[r, c]
+                        T.copy(kk_frag, pg_s[i % 2, :, :])
+                    T.fence_proxy_async()
+                    T.barrier_arrive(x_ready[i % 2])
+                    T.barrier_arrive(empty_kv[i % 2])
+                    T.barrier_arrive(empty_qz[i % 2])
+
+            else:
+                # ---------------- the producer warps and the storer warp
+                T.set_max_nreg(NREG_LOAD, 0)
+                if tx < PT + 32:
+                    for i in T.serial(n_iter):
+                        T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (c_first + i) * BT
+                        load_rows(k, k_s, i % 2, full_kv, t0, seq_end, hq, 0, BT, K, dtype)
+                        load_raw_gate_beta(g, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
+                        T.barrier_arrive(full_kv[i % 2])
+                elif tx < PT + 64:
+                    for i in T.serial(n_iter):
+                        T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (c_first + i) * BT
+                        load_rows(v, v_s, i % 2, full_kv, t0, v_end, hv, c0, BT, BV, dtype)
+                        T.barrier_arrive(full_kv[i % 2])
+                elif tx < PT + 96:
+                    for i in T.serial(n_iter):
+                        T.barrier_wait(empty_qz[i % 2], (i // 2 + 1) % 2)
+                        t0 = seq_start + (c_first + i) * BT
+                        if emit_o:  # (O1 and P)
+                            load_rows(q, q_s, i % 2, full_qz, t0, seq_end, hq, 0, BT, K, dtype)
+                        T.barrier_arrive(full_qz[i % 2])
+                else:
+                    if emit_o:
+                        store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0)
+                        # the last sequence's last segment zeroes the padding tail [cu[N], T)
+                        if is_last and n == num_seqs - 1:
+                            zero_padding_tail(o, seq_end, num_tokens, hv, c0, BT, BV, dtype)
+
+    return gdn_fwd_noprep
