@@ -65,7 +65,7 @@ def kernel_args(q, k, v, gl, beta, cu, h0, lens, H, HV, use_h0: bool):
                 o=torch.full((T_, HV, K), float("nan"), dtype=torch.bfloat16, device="cuda"),
                 ht=torch.full((N, HV, K, K), float("nan"), device="cuda"),
                 h=torch.empty(1, HV, K, K, dtype=torch.bfloat16, device="cuda"), seg_seq=seg_seq, ranges=ranges,
-                cp_h0=torch.zeros(1, HV, K, K, device="cuda"), cp_out=torch.zeros(1, HV, K, K, device="cuda"),
+                cp_h0=torch.zeros(N, HV, K, K, device="cuda"), cp_out=torch.zeros(N, HV, K, K, device="cuda"),
                 scale=K**-0.5, use_h0=int(use_h0), store_ht=1, state_v_first=0, store_o=1, store_h=0, warmup=0,
                 group=HV // H)
 
