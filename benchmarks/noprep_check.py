@@ -28,7 +28,7 @@ BT = 64
 ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", factory="gdn_fwd_noprep_sm90",
                                 params=dict(BV=128), fix=[], last_param="", ablations={}, inputs=None, combos=[],
                                 unit="us/chunk", variants=["cur"])
-ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 200, 104)))
+ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144)))
 
 
 def make_inputs(lens: list[int], H: int, HV: int, pad: int, seed: int):
