@@ -28,6 +28,20 @@ BT = 64
 ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", factory="gdn_fwd_noprep_sm90",
                                 params=dict(BV=128), fix=[], last_param="", ablations={}, inputs=None, combos=[],
                                 unit="us/chunk", variants=["cur"])
+# where the period goes: ablate.py's guarded blocks (a set bit skips the piece; the results are wrong then, only the
+# time counts): the auxiliary warpgroup's pieces (all five: the math warpgroups' chain alone)
+NOPREP_ABLATIONS = {
+    1: ("aux: cumsum", "                    # the chunk's cumsum", "                    for r in T.Parallel(BT):\n"
+        "                        gam_s"),
+    2: ("aux: K K^T", "                    # A0 into inv_s", "                    for p, r, c in T.Parallel(2, 16, 16):"),
+    4: ("aux: solve", "                    for p, r, c in T.Parallel(2, 16, 16):", "                    # G = Gamma"),
+    8: ("aux: G", "                    # G = Gamma", "                    # P = scale"),
+    16: ("aux: P", "                    if emit_o:\n                        T.gemm(q_s",
+         "                    T.fence_proxy_async()\n                    T.barrier_arrive(x_ready"),
+}
+ablate.SPECS["fwdnp128"].update(ablations=NOPREP_ABLATIONS, variants=["cur", "ablate"],
+                                last_param="        group: T.int32,  # HV / H, from the launcher: head indices are "
+                                           "products, never divisions\n")
 ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144)))
 
 
@@ -111,6 +125,9 @@ def main() -> int:
     ap.add_argument("--time", nargs="*", default=["32,32:8192x4", "32,32:4096x8", "16,32:8192x4", "32,32:8192x1",
                                                   "16,64:8192x4", "32,32:2048x4"])
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
+    ap.add_argument("--masks", nargs="*", type=int, default=[],
+                    help="time the 128-wide kernel's ablate variant at these masks (sums of NOPREP_ABLATIONS bits) on "
+                         "the --time shapes, after the checks")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
@@ -153,6 +170,24 @@ def main() -> int:
             row.append(time_ms(lambda x=x: kern(*[x[n_] for n_ in names])))
         print(f"{spec:<16} {t_op:17.3f} " + " ".join(f"{t:16.3f}" for t in row)
               + f"  {t_op / min(row):.2f}x", flush=True)
+    if args.masks:
+        kern, names, _ = ablate.build("fwdnp128", "ablate", args.workdir)
+        print(f"\nablations of the 128-wide kernel (ms): " + ", ".join(f"{b}: {n}" for b, (n, _, _) in
+                                                                      NOPREP_ABLATIONS.items()))
+        print(f"{'shape':<16} " + " ".join(f"{m:>8}" for m in args.masks))
+        for spec in args.time:
+            heads, seqs = spec.split(":")
+            H, HV = (int(s) for s in heads.split(","))
+            L, n = (int(s) for s in seqs.split("x"))
+            lens = [L] * n
+            q, k, v, gl, beta, cu, h0 = make_inputs(lens, H, HV, 0, 123)
+            x = kernel_args(q, k, v, gl, beta, cu, h0, lens, H, HV, False)
+            x["store_ht"] = 0
+            ts = []
+            for m in args.masks:
+                x["ablate"] = m
+                ts.append(time_ms(lambda: kern(*[x[n_] for n_ in names])))
+            print(f"{spec:<16} " + " ".join(f"{t:8.3f}" for t in ts), flush=True)
     return 0 if ok else 1
 
 
