@@ -280,8 +280,9 @@ def gdn_fwd_noprep_sm90(
             u1 = T.alloc_fragment((VH, BT), accum)
             ut1 = T.alloc_fragment((VH, BT), dtype)
             o1 = T.alloc_fragment((VH, BT), accum)
-            # the auxiliary warpgroup's: K K^T, then G, then Q K^T and P; the solve's (common/unit_lower_inverse.py)
+            # the auxiliary warpgroup's: K K^T, then G; Q K^T, then P; the solve's (common/unit_lower_inverse.py)
             kk_frag = T.alloc_fragment((BT, BT), accum)
+            p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, then P
             acc32 = T.alloc_fragment((32, 32), accum)
             col = T.alloc_local((16,), accum)
             yv = T.alloc_local((2,), accum)
@@ -325,20 +326,37 @@ def gdn_fwd_noprep_sm90(
                 for i in T.serial(n_iter):
                     T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
                     T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
-                    # the chunk's cumsum (thread r sums g[0..r]) and beta
+                    # M = K K^T and Q K^T issued first, under the cumsum (Q K^T on every path, as the math warpgroups'
+                    # products: without o its result is dropped)
+                    T.wgmma_gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                    T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
+                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                    # the chunk's cumsum (thread r sums g[0..r]) and beta. The element passes here and below keep
+                    # their loads out of selects and mask by a product: a select over loads lowers to a branch per
+                    # element, and the branches serialize the loads' latency; Gamma's exponent is clamped at 0 so
+                    # that the masked upper triangle stays finite
                     if ax < BT:
                         csum[0] = 0.0
                         for m in T.unroll(BT):
-                            csum[0] += T.if_then_else(m <= ax, g_s[i % 2, m], 0.0)
+                            g_m = g_s[i % 2, m]
+                            csum[0] += T.if_then_else(m <= ax, g_m, 0.0)
                         gc_s[ax] = csum[0]
                         beta_s[ax] = b_s[i % 2, ax]
                     for r in T.Parallel(BT):
                         gam_s[i % 2, r] = T.exp2(gc_s[r] * LOG2E)
                         gam2_s[i % 2, r] = scale * T.exp2(gc_s[r] * LOG2E)
                         r_s[i % 2, r] = T.exp2((gc_s[BT - 1] - gc_s[r]) * LOG2E)
-                    # A0 into inv_s, as the prep forms it (K rows and beta past the sequence are 0)
-                    T.gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                    T.wait_wgmma(0)
                     T.copy(kk_frag, m_s[:, 0:BT])
+                    # P = scale * Gamma * (Q K^T)
+                    if emit_o:
+                        for r, c in T.Parallel(BT, BT):
+                            g_r = gc_s[r]
+                            g_c = gc_s[c]
+                            p_frag[r, c] = (scale * T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)
+                                            * p_frag[r, c])
+                        T.copy(p_frag, pg_s[i % 2, :, :])
+                    # A0 into inv_s, as the prep forms it (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
                         inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
                     diag8_blocks(m_s, inv_s, beta_s, col, yv, ax)
@@ -347,17 +365,11 @@ def gdn_fwd_noprep_sm90(
                     # G = Gamma * A0 * beta_col
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
-                        kk_frag[r, c] = T.if_then_else(
-                            r >= c, T.exp2((gc_s[r] - gc_s[c]) * LOG2E) * a_rc * beta_s[c], 0.0)
+                        g_r = gc_s[r]
+                        g_c = gc_s[c]
+                        b_c = beta_s[c]
+                        kk_frag[r, c] = (T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)) * a_rc * b_c
                     T.copy(kk_frag, ga_s[i % 2, :, :])
-                    # P = scale * Gamma * (Q K^T)
-                    T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
-                    if emit_o:
-                        T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
-                        for r, c in T.Parallel(BT, BT):
-                            kk_frag[r, c] = T.if_then_else(
-                                r >= c, scale * T.exp2((gc_s[r] - gc_s[c]) * LOG2E), 0.0) * kk_frag[r, c]
-                        T.copy(kk_frag, pg_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(x_ready[i % 2])
                     T.barrier_arrive(empty_kv[i % 2])
