@@ -42,6 +42,7 @@ from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_
 
 LOG2E = 1.4426950408889634
 ROW_PAD = 4  # floats of padding per row of the inverse's fp32 matrices (as in chunk_prep.py)
+AUX_BARRIER = 15  # the auxiliary warpgroup's own named barrier
 
 
 def gdn_fwd_noprep_sm90(
@@ -346,6 +347,10 @@ def gdn_fwd_noprep_sm90(
                         gam_s[i % 2, r] = T.exp2(gc_s[r] * LOG2E)
                         gam2_s[i % 2, r] = scale * T.exp2(gc_s[r] * LOG2E)
                         r_s[i % 2, r] = T.exp2((gc_s[BT - 1] - gc_s[r]) * LOG2E)
+                    # the cumsum is read by all four warps next: TileLang 0.1.15 puts no barrier between its writes
+                    # (a 64-thread branch) and the P pass's reads here, so the warpgroup syncs on a named barrier of
+                    # its own (15: TileLang numbers its barriers from 1 up, one per thread range)
+                    T.sync_threads(AUX_BARRIER, 128)
                     T.wait_wgmma(0)
                     T.copy(kk_frag, m_s[:, 0:BT])
                     # P = scale * Gamma * (Q K^T)
