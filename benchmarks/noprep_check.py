@@ -31,15 +31,14 @@ ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", 
 # where the period goes: ablate.py's guarded blocks (a set bit skips the piece; the results are wrong then, only the
 # time counts): the auxiliary warpgroup's pieces (all five: the math warpgroups' chain alone)
 NOPREP_ABLATIONS = {
-    1: ("aux: cumsum", "                    # the chunk's cumsum", "                    for r in T.Parallel(BT):\n"
-        "                        gam_s"),
+    1: ("aux: gates", "                    if ax < BT:\n                        beta_s", "                    # beta_s is read"),
     2: ("aux: K K^T", "                    T.wgmma_gemm(k_s[i % 2, :, :], k_s",
         "                    T.barrier_wait(full_qz[i % 2], (i // 2) % 2)\n                    T.wgmma_gemm(q_s"),
     4: ("aux: solve", "                    # A0 into inv_s", "                    # G = Gamma"),
     8: ("aux: G", "                    # G = Gamma", "                    T.fence_proxy_async()\n"
         "                    T.barrier_arrive(x_ready"),
     16: ("aux: P", "                    # P = scale", "                    # A0 into inv_s"),
-    32: ("aux: Q K^T", "                    T.wgmma_gemm(q_s[i % 2", "                    # the chunk's cumsum"),
+    32: ("aux: Q K^T", "                    T.wgmma_gemm(q_s[i % 2", "                    # beta for the solve"),
 }
 ablate.SPECS["fwdnp128"].update(ablations=NOPREP_ABLATIONS, variants=["cur", "ablate"],
                                 last_param="        group: T.int32,  # HV / H, from the launcher: head indices are "

@@ -3,9 +3,9 @@ are formed inside the kernel, a ring stage ahead of the state's chain, from q, k
 
 gdn_fwd_rs.py's walk and register layout (the state as S^T [BV, K] in the math warpgroups' registers, 64 V rows
 each, S~^T and the chain's products register-sourced), with the chunk's work split as FlashInfer's Hopper kernel
-splits it (read, not copied: docs/speed_plan.md Ready 1): an auxiliary warpgroup forms, per chunk,
+splits it (read, not copied: docs/speed_plan.md Ready 1): the producer warp that loads K forms the chunk's cumsum
+gc of g (a shuffle scan), and an auxiliary warpgroup forms, per chunk,
 
-    gc  = cumsum(g) in the chunk                                       (fp32, shared, the auxiliary warpgroup's)
     A0  = (I + strictLower(diag(beta) K K^T))^-1                       (the prep's blockwise solve, fp32)
     G   = Gamma * A0 * beta_col,  Gamma[i, j] = exp(gc_i - gc_j), i >= j    [BT, BT] bf16 (= A_g diag(beta))
     P   = scale * Gamma * (Q K^T), i >= j                              [BT, BT] bf16
@@ -34,7 +34,7 @@ not read; g_cumsum is the raw g).
 import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
 
-from common.chunk_load import load_raw_gate_beta, load_rows
+from common.chunk_load import load_gate_cumsum_beta, load_rows
 from common.chunk_store import store_seq_rows, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
@@ -245,7 +245,7 @@ def gdn_fwd_noprep_sm90(
             q_s = T.alloc_shared((2, BT, K), dtype)
             k_s = T.alloc_shared((2, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
-            g_s = T.alloc_shared((2, BT), accum)  # raw g
+            g_s = T.alloc_shared((2, BT), accum)  # the chunk's cumsum of g (formed by the producer warp)
             b_s = T.alloc_shared((2, BT), accum)
             # the auxiliary warpgroup -> math, per ring stage
             ga_s = T.alloc_shared((2, BT, BT), dtype)  # G = Gamma * A0 * beta_col
@@ -253,9 +253,7 @@ def gdn_fwd_noprep_sm90(
             gam_s = T.alloc_shared((2, BT), accum)  # gamma
             gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
             r_s = T.alloc_shared((2, BT), accum)  # r = gamma_last / gamma
-            # the auxiliary warpgroup's own: the cumsum, M = K K^T and the inverse (fp32, with the merges' scratch),
-            # beta
-            gc_s = T.alloc_shared((BT,), accum)
+            # the auxiliary warpgroup's own: M = K K^T and the inverse (fp32, with the merges' scratch), beta
             m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             beta_s = T.alloc_shared((BT,), accum)
@@ -290,7 +288,7 @@ def gdn_fwd_noprep_sm90(
             fa = T.alloc_local((4,), accum)
             fb = T.alloc_local((2,), accum)
             fc = T.alloc_local((4,), accum)
-            csum = T.alloc_local((1,), accum)
+            sc = T.alloc_local((3,), accum)  # the producer warp's cumsum
 
             full_kv = T.alloc_barrier([64, 64])  # K, g, beta and V loaded (2 producer warps)
             empty_kv = T.alloc_barrier([PT, PT])  # the math warpgroups and the auxiliary one read them
@@ -327,37 +325,33 @@ def gdn_fwd_noprep_sm90(
                 for i in T.serial(n_iter):
                     T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
                     T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
-                    # M = K K^T and Q K^T issued first, under the cumsum (Q K^T on every path, as the math warpgroups'
+                    # M = K K^T and Q K^T issued first, under the gates (Q K^T on every path, as the math warpgroups'
                     # products: without o its result is dropped)
                     T.wgmma_gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
                     T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
                     T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
-                    # the chunk's cumsum (thread r sums g[0..r]) and beta. The element passes here and below keep
-                    # their loads out of selects and mask by a product: a select over loads lowers to a branch per
-                    # element, and the branches serialize the loads' latency; Gamma's exponent is clamped at 0 so
-                    # that the masked upper triangle stays finite
+                    # beta for the solve, the per-row gates for the math warpgroups (g_s holds the chunk's cumsum,
+                    # formed by the producer warp). The element passes below keep their loads out of selects and
+                    # mask by a product: a select over loads lowers to a branch per element, and the branches
+                    # serialize the loads' latency; Gamma's exponent is clamped at 0 so that the masked upper
+                    # triangle stays finite
                     if ax < BT:
-                        csum[0] = 0.0
-                        for m in T.unroll(BT):
-                            g_m = g_s[i % 2, m]
-                            csum[0] += T.if_then_else(m <= ax, g_m, 0.0)
-                        gc_s[ax] = csum[0]
                         beta_s[ax] = b_s[i % 2, ax]
                     for r in T.Parallel(BT):
-                        gam_s[i % 2, r] = T.exp2(gc_s[r] * LOG2E)
-                        gam2_s[i % 2, r] = scale * T.exp2(gc_s[r] * LOG2E)
-                        r_s[i % 2, r] = T.exp2((gc_s[BT - 1] - gc_s[r]) * LOG2E)
-                    # the cumsum is read by all four warps next: TileLang 0.1.15 puts no barrier between its writes
-                    # (a 64-thread branch) and the P pass's reads here, so the warpgroup syncs on a named barrier of
-                    # its own (15: TileLang numbers its barriers from 1 up, one per thread range)
+                        gam_s[i % 2, r] = T.exp2(g_s[i % 2, r] * LOG2E)
+                        gam2_s[i % 2, r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
+                        r_s[i % 2, r] = T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E)
+                    # beta_s is read by all four warps in the solve: the warpgroup syncs on a named barrier of its own
+                    # (TileLang 0.1.15 put none between a 64-thread branch's writes and such reads; 15: TileLang
+                    # numbers its barriers from 1 up, one per thread range)
                     T.sync_threads(AUX_BARRIER, 128)
                     T.wait_wgmma(0)
                     T.copy(kk_frag, m_s[:, 0:BT])
                     # P = scale * Gamma * (Q K^T)
                     if emit_o:
                         for r, c in T.Parallel(BT, BT):
-                            g_r = gc_s[r]
-                            g_c = gc_s[c]
+                            g_r = g_s[i % 2, r]
+                            g_c = g_s[i % 2, c]
                             p_frag[r, c] = (scale * T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)
                                             * p_frag[r, c])
                         T.copy(p_frag, pg_s[i % 2, :, :])
@@ -370,8 +364,8 @@ def gdn_fwd_noprep_sm90(
                     # G = Gamma * A0 * beta_col
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
-                        g_r = gc_s[r]
-                        g_c = gc_s[c]
+                        g_r = g_s[i % 2, r]
+                        g_c = g_s[i % 2, c]
                         b_c = beta_s[c]
                         kk_frag[r, c] = (T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)) * a_rc * b_c
                     T.copy(kk_frag, ga_s[i % 2, :, :])
@@ -388,7 +382,7 @@ def gdn_fwd_noprep_sm90(
                         T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(k, k_s, i % 2, full_kv, t0, seq_end, hq, 0, BT, K, dtype)
-                        load_raw_gate_beta(g, beta, g_s, b_s, i % 2, t0, seq_end, hv, BT)
+                        load_gate_cumsum_beta(g, beta, g_s, b_s, i % 2, t0, seq_end, hv, tx - PT, sc)
                         T.barrier_arrive(full_kv[i % 2])
                 elif tx < PT + 64:
                     for i in T.serial(n_iter):
