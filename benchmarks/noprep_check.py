@@ -33,17 +33,22 @@ ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", 
 NOPREP_ABLATIONS = {
     1: ("aux: gates", "                    if ax < BT:\n                        beta_s", "                    # beta_s is read"),
     2: ("aux: K K^T", "                    T.wgmma_gemm(k_s[i % 2, :, :], k_s",
-        "                    T.barrier_wait(full_qz[i % 2], (i // 2) % 2)\n                    T.wgmma_gemm(q_s"),
-    4: ("aux: solve", "                    # A0 into inv_s", "                    # G = Gamma"),
-    8: ("aux: G", "                    # G = Gamma", "                    T.fence_proxy_async()\n"
+        "                    if not p_in_math:\n                        T.barrier_wait(full_qz"),
+    4: ("aux: solve", "                    # A_g into inv_s", "                    # G = A_g"),
+    8: ("aux: G", "                    # G = A_g", "                    T.fence_proxy_async()\n"
         "                    T.barrier_arrive(x_ready"),
-    16: ("aux: P", "                    # P = scale", "                    # A0 into inv_s"),
-    32: ("aux: Q K^T", "                    T.wgmma_gemm(q_s[i % 2", "                    # beta for the solve"),
+    16: ("aux: gates of P and M", "                    # one exponential per element",
+         "                    T.copy(kk_frag, m_s[:, 0:BT])"),
+    32: ("aux: Q K^T", "                    if not p_in_math:\n                        T.barrier_wait(full_qz",
+         "                    # beta for the solve"),
 }
 ablate.SPECS["fwdnp128"].update(ablations=NOPREP_ABLATIONS, variants=["cur", "ablate"],
                                 last_param="        group: T.int32,  # HV / H, from the launcher: head indices are "
                                            "products, never divisions\n")
-ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144)))
+ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144)), variants=["cur"])
+# P's and M's gates in one pass (fuse_gates); P formed by each math warpgroup (p_in_math)
+ablate.SPECS["fwdnp128f"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, fuse_gates=True), variants=["cur"])
+ablate.SPECS["fwdnp128p"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, p_in_math=True), variants=["cur"])
 
 
 def make_inputs(lens: list[int], H: int, HV: int, pad: int, seed: int):
@@ -122,7 +127,8 @@ def time_ms(fn, reps: int = 20) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--widths", nargs="+", default=["128", "64"])
+    ap.add_argument("--kernels", nargs="+", default=["fwdnp128", "fwdnp64"],
+                    choices=["fwdnp128", "fwdnp64", "fwdnp128f", "fwdnp128p"])
     ap.add_argument("--time", nargs="*", default=["32,32:8192x4", "32,32:4096x8", "16,32:8192x4", "32,32:8192x1",
                                                   "16,64:8192x4", "32,32:2048x4"])
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
@@ -133,7 +139,7 @@ def main() -> int:
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
         os.symlink(ablate.SRC / "common", os.path.join(args.workdir, "common"))
-    kernels = {w: ablate.build("fwdnp" + w, "cur", args.workdir) for w in args.widths}
+    kernels = {name: ablate.build(name, "cur", args.workdir) for name in args.kernels}
     print("correctness against the float64 recurrence (max |err|; o bf16, final state fp32)")
     cases = [([1000, 1, 64, 200, 129], 2, 4, 37, True), ([4096], 2, 8, 0, False), ([700, 2048, 63], 4, 4, 0, True),
              ([3000, 5000], 1, 2, 100, True)]
@@ -142,7 +148,7 @@ def main() -> int:
         for seed, (lens, H, HV, pad, use_h0) in enumerate(cases):
             o_err, ht_err = check(kern, names, lens, H, HV, pad, seed, use_h0)
             worst = max(worst, o_err, ht_err)
-            print(f"  BV={w:>3} lens={lens} H={H} HV={HV} pad={pad} h0={use_h0}: o {o_err:.3e}  ht {ht_err:.3e}",
+            print(f"  {w:<10} lens={lens} H={H} HV={HV} pad={pad} h0={use_h0}: o {o_err:.3e}  ht {ht_err:.3e}",
                   flush=True)
     ok = worst < 2e-2
     print(f"worst {worst:.3e}: {'PASS' if ok else 'FAIL'} (bound 2e-2: bf16 o of |o| ~ 1, as tests/test_gdn_fwd_gpu.py)")
@@ -150,7 +156,7 @@ def main() -> int:
         import flashqla
     except ImportError:
         flashqla = None
-    print(f"\n{'shape':<16} {'op (prep+fwd) ms':>17} " + " ".join(f"{'noprep BV=' + w + ' ms':>16}" for w in kernels)
+    print(f"\n{'shape':<16} {'op (prep+fwd) ms':>17} " + " ".join(f"{w + ' ms':>16}" for w in kernels)
           + "  speedup")
     for spec in args.time:
         heads, seqs = spec.split(":")

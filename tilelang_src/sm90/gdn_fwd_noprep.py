@@ -43,6 +43,7 @@ from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_
 LOG2E = 1.4426950408889634
 ROW_PAD = 4  # floats of padding per row of the inverse's fp32 matrices (as in chunk_prep.py)
 AUX_BARRIER = 15  # the auxiliary warpgroup's own named barrier
+MATH_BARRIER = 13  # the math warpgroups' own named barriers (13, 14; p_in_math)
 
 
 def gdn_fwd_noprep_sm90(
@@ -61,6 +62,12 @@ def gdn_fwd_noprep_sm90(
     # SK in two 32-column halves (16 registers of SK live instead of 32: the math warpgroups at 192 registers without
     # wgmma serialization, gdn_fwd_rs.py sk_halves)
     sk_halves: bool = True,
+    # each math warpgroup forms P = scale * Gamma * (Q K^T) itself (an SS product issued beside the update, the gating
+    # in its registers, into a buffer of its own) instead of the auxiliary warpgroup: the math warpgroups wait for the
+    # auxiliary one's G for most of a chunk, and P does not depend on the inverse
+    p_in_math: bool = False,
+    # P's and M's gates in one pass over both fragments (one exponential per element for both) rather than two
+    fuse_gates: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -70,7 +77,7 @@ def gdn_fwd_noprep_sm90(
     NMATH = BV // VH  # math warpgroups
     NREG_MATH, NREG_AUX, NREG_LOAD = regs
     assert NMATH * NREG_MATH + NREG_AUX + NREG_LOAD <= 512
-    assert NREG_AUX >= 104, "the auxiliary warpgroup holds K K^T (32 registers) and the solve's fragments"
+    assert NREG_AUX >= (88 if p_in_math else 104), "the auxiliary warpgroup holds K K^T (32 registers) and the solve's fragments"
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -96,8 +103,8 @@ def gdn_fwd_noprep_sm90(
             T.barrier_arrive(o_full[j % 2])
 
     @T.macro
-    def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, q_s, k_s, v_s, ga_s, pg_s,
-                  gam_s, gam2_s, r_s, o_s, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
+    def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, p_frag, q_s, k_s, v_s, g_s,
+                  ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
                   cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                   num_seqs):
         """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
@@ -155,7 +162,8 @@ def gdn_fwd_noprep_sm90(
             # U^T = W^T G^T
             T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True)
             T.wait_wgmma(0)  # O1 and U
-            T.barrier_arrive(empty_qz[i % 2])  # Q read (O1)
+            if not p_in_math:
+                T.barrier_arrive(empty_qz[i % 2])  # Q read (O1)
             for a, t in T.Parallel(VH, BT):
                 o_frag[a, t] *= gam2_s[i % 2, t]
             for a, t in T.Parallel(VH, BT):
@@ -163,10 +171,28 @@ def gdn_fwd_noprep_sm90(
                 wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
             # S^T += (U^T diag(r)) K
             T.wgmma_gemm(wt_frag, k_s[i % 2, :, :], s_frag)
-            T.wait_wgmma(0)  # the update
-            T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update), V read
-            # O^T += U^T P^T, under the next chunk's S~ and SK
-            T.wgmma_gemm(ut_frag, pg_s[i % 2, :, :], o_frag, transpose_B=True)
+            if p_in_math:
+                # Q K^T beside the update, then P in this warpgroup's own buffer (chunk i - 1's O2 has read it: it
+                # completed at this chunk's first wait)
+                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                T.wait_wgmma(0)  # the update and Q K^T
+                for r, c in T.Parallel(BT, BT):
+                    g_r = g_s[i % 2, r]
+                    g_c = g_s[i % 2, c]
+                    p_frag[r, c] = (scale * T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)
+                                    * p_frag[r, c])
+                T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update, Q K^T), V and the cumsum read
+                T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
+                T.copy(p_frag, pm_s[vh, :, :])
+                T.fence_proxy_async()
+                T.sync_threads(MATH_BARRIER + vh, 128)  # the warpgroup's P whole before its product reads it
+                # O^T += U^T P^T, under the next chunk's S~ and SK
+                T.wgmma_gemm(ut_frag, pm_s[vh, :, :], o_frag, transpose_B=True)
+            else:
+                T.wait_wgmma(0)  # the update
+                T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update), V read
+                # O^T += U^T P^T, under the next chunk's S~ and SK
+                T.wgmma_gemm(ut_frag, pg_s[i % 2, :, :], o_frag, transpose_B=True)
         T.wait_wgmma(0)
         if n_iter > 0:
             release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, v0, emit_o)
@@ -249,7 +275,8 @@ def gdn_fwd_noprep_sm90(
             b_s = T.alloc_shared((2, BT), accum)
             # the auxiliary warpgroup -> math, per ring stage
             ga_s = T.alloc_shared((2, BT, BT), dtype)  # G = Gamma * A0 * beta_col
-            pg_s = T.alloc_shared((2, BT, BT), dtype)  # P = scale * Gamma * (Q K^T)
+            pg_s = T.alloc_shared((1 if p_in_math else 2, BT, BT), dtype)  # P = scale * Gamma * (Q K^T)
+            pm_s = T.alloc_shared((NMATH if p_in_math else 1, BT, BT), dtype)  # P of each math warpgroup (p_in_math)
             gam_s = T.alloc_shared((2, BT), accum)  # gamma
             gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
             r_s = T.alloc_shared((2, BT), accum)  # r = gamma_last / gamma
@@ -279,6 +306,8 @@ def gdn_fwd_noprep_sm90(
             u1 = T.alloc_fragment((VH, BT), accum)
             ut1 = T.alloc_fragment((VH, BT), dtype)
             o1 = T.alloc_fragment((VH, BT), accum)
+            pm0 = T.alloc_fragment((BT, BT), accum)  # Q K^T, then P (p_in_math)
+            pm1 = T.alloc_fragment((BT, BT), accum)
             # the auxiliary warpgroup's: K K^T, then G; Q K^T, then P; the solve's (common/unit_lower_inverse.py)
             kk_frag = T.alloc_fragment((BT, BT), accum)
             p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, then P
@@ -293,7 +322,8 @@ def gdn_fwd_noprep_sm90(
             full_kv = T.alloc_barrier([64, 64])  # K, g, beta and V loaded (2 producer warps)
             empty_kv = T.alloc_barrier([PT, PT])  # the math warpgroups and the auxiliary one read them
             full_qz = T.alloc_barrier([32, 32])  # Q loaded (1 producer warp)
-            empty_qz = T.alloc_barrier([PT, PT])  # the math warpgroups (O1) and the auxiliary one (P) read it
+            # the math warpgroups (O1; with p_in_math Q K^T) and, without p_in_math, the auxiliary one (P) read it
+            empty_qz = T.alloc_barrier([PT - 128, PT - 128] if p_in_math else [PT, PT])
             x_ready = T.alloc_barrier([128, 128])  # the auxiliary warpgroup wrote G, P and the gates of a stage
             x_free = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups' products read them
             o_full = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups wrote O to o_s[stage]
@@ -307,13 +337,15 @@ def gdn_fwd_noprep_sm90(
             if tx < 128:
                 # ---------------- the math warpgroups: S^T of the slice's V rows [0, 64) (and [64, 128))
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(0, c0, s0, st0, sk0, wt0, u0, ut0, o0, q_s, k_s, v_s, ga_s, pg_s, gam_s, gam2_s, r_s, o_s,
+                math_half(0, c0, s0, st0, sk0, wt0, u0, ut0, o0, pm0, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
+                          gam2_s, r_s, o_s, scale,
                           full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out,
                           ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                           num_seqs)
             elif NMATH == 2 and tx < 256:
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(1, c0, s1, st1, sk1, wt1, u1, ut1, o1, q_s, k_s, v_s, ga_s, pg_s, gam_s, gam2_s, r_s, o_s,
+                math_half(1, c0, s1, st1, sk1, wt1, u1, ut1, o1, pm1, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
+                          gam2_s, r_s, o_s, scale,
                           full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out,
                           ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                           num_seqs)
@@ -328,8 +360,9 @@ def gdn_fwd_noprep_sm90(
                     # M = K K^T and Q K^T issued first, under the gates (Q K^T on every path, as the math warpgroups'
                     # products: without o its result is dropped)
                     T.wgmma_gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
-                    T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
-                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                    if not p_in_math:
+                        T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
+                        T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
                     # beta for the solve, the per-row gates for the math warpgroups (g_s holds the chunk's cumsum,
                     # formed by the producer warp). The element passes below keep their loads out of selects and
                     # mask by a product: a select over loads lowers to a branch per element, and the branches
@@ -346,33 +379,43 @@ def gdn_fwd_noprep_sm90(
                     # numbers its barriers from 1 up, one per thread range)
                     T.sync_threads(AUX_BARRIER, 128)
                     T.wait_wgmma(0)
-                    T.copy(kk_frag, m_s[:, 0:BT])
-                    # P = scale * Gamma * (Q K^T)
-                    if emit_o:
+                    # one exponential per element for both matrices: Gamma's element exp(-|g_r - g_c|) is
+                    # exp(g_r - g_c) on and below the diagonal (P) and exp(g_c - g_r) above it, where the solve reads
+                    # M as T[m, j] = beta_m M[j, m] (m > j): so M is gated before the solve, which then forms the gated
+                    # inverse A_g = Gamma * A0 directly, and G is A_g * beta_col
+                    if emit_o and not p_in_math:
+                        if fuse_gates:
+                            for r, c in T.Parallel(BT, BT):
+                                e = T.exp2(-T.abs(g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E)
+                                kk_frag[r, c] = kk_frag[r, c] * (e * T.cast(c > r, accum))
+                                p_frag[r, c] = p_frag[r, c] * (scale * e * T.cast(r >= c, accum))
+                        else:  # P's pass first, then M's: fewer registers live (the fused pass spills at 104)
+                            for r, c in T.Parallel(BT, BT):
+                                e = T.exp2(-T.abs(g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E)
+                                p_frag[r, c] = p_frag[r, c] * (scale * e * T.cast(r >= c, accum))
+                        T.copy(p_frag, pg_s[i % 2, :, :])  # P = scale * Gamma * (Q K^T)
+                    if p_in_math or not emit_o or not fuse_gates:
                         for r, c in T.Parallel(BT, BT):
-                            g_r = g_s[i % 2, r]
-                            g_c = g_s[i % 2, c]
-                            p_frag[r, c] = (scale * T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)
-                                            * p_frag[r, c])
-                        T.copy(p_frag, pg_s[i % 2, :, :])
-                    # A0 into inv_s, as the prep forms it (K rows and beta past the sequence are 0)
+                            e = T.exp2(-T.abs(g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E)
+                            kk_frag[r, c] = kk_frag[r, c] * (e * T.cast(c > r, accum))
+                    T.copy(kk_frag, m_s[:, 0:BT])
+                    # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
                         inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
                     diag8_blocks(m_s, inv_s, beta_s, col, yv, ax)
                     mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax)
                     tc_level2_merge(m_s, inv_s, beta_s, acc32)
-                    # G = Gamma * A0 * beta_col
+                    # G = A_g * beta_col
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
-                        g_r = g_s[i % 2, r]
-                        g_c = g_s[i % 2, c]
                         b_c = beta_s[c]
-                        kk_frag[r, c] = (T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)) * a_rc * b_c
+                        kk_frag[r, c] = a_rc * (b_c * T.cast(r >= c, accum))
                     T.copy(kk_frag, ga_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(x_ready[i % 2])
                     T.barrier_arrive(empty_kv[i % 2])
-                    T.barrier_arrive(empty_qz[i % 2])
+                    if not p_in_math:
+                        T.barrier_arrive(empty_qz[i % 2])
 
             else:
                 # ---------------- the producer warps and the storer warp
