@@ -6,12 +6,15 @@ each, S~^T and the chain's products register-sourced), with the chunk's work spl
 splits it (read, not copied: docs/speed_plan.md Ready 1): the producer warp that loads K forms the chunk's cumsum
 gc of g (a shuffle scan), and an auxiliary warpgroup forms, per chunk,
 
-    A0  = (I + strictLower(diag(beta) K K^T))^-1                       (the prep's blockwise solve, fp32)
-    G   = Gamma * A0 * beta_col,  Gamma[i, j] = exp(gc_i - gc_j), i >= j    [BT, BT] bf16 (= A_g diag(beta))
+    M_g = Gamma~ * (K K^T), Gamma~[i, j] = exp(-|gc_i - gc_j|)        (fp32; the solve reads above the diagonal)
+    A_g = (I + strictLower(diag(beta) M_g))^-1 = Gamma * A0             (the prep's blockwise solve, fp32)
+    G   = A_g * beta_col                                               [BT, BT] bf16
     P   = scale * Gamma * (Q K^T), i >= j                              [BT, BT] bf16
     gamma = exp(gc), r = exp(gc_last - gc), scale * gamma              (per row)
 
-and each math warpgroup runs its 64 V rows' chain with the inverse applied on it (three products where gdn_fwd_rs.py
+(Gamma[i, j] = exp(gc_i - gc_j) on and below the diagonal, A0 the ungated inverse of chunk_prep.py: one exponential
+per element serves P and M_g, since exp(-|gc_i - gc_j|) is Gamma on and below the diagonal and Gamma^T above it).
+Each math warpgroup runs its 64 V rows' chain with the inverse applied on it (three products where gdn_fwd_rs.py
 has two, but no X, A or Z through HBM):
 
     SK  = S~^T K^T                             [V, BT]
@@ -21,14 +24,14 @@ has two, but no X, A or Z through HBM):
     O^T = (S~^T Q^T) diag(scale gamma) + U^T P^T
 
 (docs/gdn_chunk_derivation.md, "Two-GEMM chain": S += K^T A diag(r beta) W there is K^T diag(r) U here, since
-A_g = diag(Gamma) A0 diag(Gamma)^-1.) So the forward reads q, k, v, g and beta once and writes o: the chunk prep's
+A_g = diag(e^gc) A0 diag(e^gc)^-1.) So the forward reads q, k, v, g and beta once and writes o: the chunk prep's
 second read of q and k and the A / Z round trip (about half the bytes of the two kernels at many sequences) are gone.
-A0 and gc are not stored: a training forward keeps the prep (the backward reads them).
+A and gc are not stored: a training forward keeps the prep (the backward reads them).
 
 Warpgroups: the math warpgroups (two at BV = 128, one at 64); the auxiliary warpgroup (the inverse, G, P and the
 gates); three producer warps (K, g and beta; V; Q) filling a two-stage ring by TMA (element copies for a partial
-chunk), and a storer warp storing O from a two-stage buffer. The launcher signature is gdn_fwd_rs.py's (A and z are
-not read; g_cumsum is the raw g).
+chunk), and a storer warp storing O from a two-stage buffer. The parameters are gdn_fwd_rs.py's (A and z are not
+read; g takes g_cumsum's place: the raw log decays).
 """
 
 import tilelang.language as T
