@@ -38,12 +38,13 @@ def test_every_family_has_the_same_kernels_and_keys():
     # a further variant is another key of a kernel every family has (the op layer falls back to the common one), or
     # of a kernel only some families have, which the op layer uses where the build has it (FLASHQLA_HAS_<KERNEL>, from
     # codegen.py's registry header) and replaces by common kernels elsewhere
-    optional = {"gdn_bwd_fused", "gdn_fwd_rs"}
+    optional = {"gdn_bwd_fused", "gdn_fwd_rs", "gdn_fwd_noprep"}
     for (family, _), more in extras.items():
         assert {k for k, _ in more} <= {k for k, _ in rows[0]} | optional and not more & rows[0], (family, more)
     assert ("gdn_bwd_fused", (("dtype", "bf16"), ("gmax", 1))) in extras[("sm90", "sm_90a")]
     for bv in (64, 128):  # the register-operand forward at both widths (csrc/ops/gdn_common.cpp matches the plan's)
         assert ("gdn_fwd_rs", (("dtype", "bf16"), ("bv", bv))) in extras[("sm90", "sm_90a")]
+    assert ("gdn_fwd_noprep", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     assert not any(k in optional for (family, _), more in extras.items() if family != "sm90" for k, _ in more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     for gmax in (1, 2):

@@ -197,7 +197,13 @@ EXTRA_PROGRAMS = {
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
               dict(K=128, V=128, BT=64, BV=128, regs=(208, 64, 32), early_release=True), (("bv", 128),)),
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
-              dict(K=128, V=128, BT=64, BV=64, regs=(208, 128, 128), early_release=True), (("bv", 64),))],
+              dict(K=128, V=128, BT=64, BV=64, regs=(208, 128, 128), early_release=True), (("bv", 64),)),
+             # the forward without the chunk prep (the inverse, the gates' cumsum and Q K^T in an auxiliary
+             # warpgroup; docs/fwd_noprep.md): flashqla::gdn_prefill's kernel where FLASHQLA_FWD_NOPREP=1 and the plan
+             # has one segment per sequence at BV = 128 (csrc/ops/gdn_fwd.cpp launch_noprep_fwd). Registers
+             # 192 / 104 / 24 (the math warpgroups at 192 need sk_halves; the solve needs 104)
+             ("gdn_fwd_noprep", "sm90.gdn_fwd_noprep", "gdn_fwd_noprep_sm90",
+              dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True), (("bv", 128),))],
 }
 
 

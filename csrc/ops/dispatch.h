@@ -75,6 +75,17 @@ inline bool fwd_rs_requested() {
   return v == "1";
 }
 
+// FLASHQLA_FWD_NOPREP (read on every call): "1" lets flashqla::gdn_prefill run the forward without the chunk prep
+// (tilelang_src/sm90/gdn_fwd_noprep.py) where its plan has one segment per sequence and the 128-wide V slice, "0" or
+// unset keeps the chunk prep and the fused forward (docs/fwd_noprep.md: measured, not yet faster everywhere)
+inline bool fwd_noprep_requested() {
+  const char* s = std::getenv("FLASHQLA_FWD_NOPREP");
+  if (s == nullptr || s[0] == '\0') return false;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FWD_NOPREP must be 0 or 1, got '", v, "'");
+  return v == "1";
+}
+
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,
                             int bv) {

@@ -7,6 +7,7 @@
 #include "dispatch.h"
 #include "gdn_common.h"
 #include "ops.h"
+#include "segment_plan.h"
 
 namespace flashqla {
 
@@ -41,6 +42,40 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const 
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
   }
 }
+
+#ifdef FLASHQLA_HAS_GDN_FWD_NOPREP
+// The forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and the
+// intra-chunk scores formed in the kernel, nothing but o and the final state written) where FLASHQLA_FWD_NOPREP asks
+// for it and the forward's plan has one segment per sequence at the 128-wide V slice (the kernel has no warm-up
+// pass). Returns false, having launched nothing, where it does not apply.
+bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
+                       const Tensor& g, const Tensor& beta, const Tensor& cu_seqlens,
+                       const std::optional<Tensor>& initial_state, double scale, bool state_v_first, Tensor& o,
+                       Tensor* final_state, int64_t cp_segment_chunks, void* stream) {
+  if (!fwd_noprep_requested()) return false;
+  const auto* np = find_variant_or_null(gdn_fwd_noprep_variants, d.device, dtype_key(d.dtype), 128);
+  const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
+  if (np == nullptr || wide == nullptr) return false;
+  const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks, true,
+                                fwd_block_v_override());
+  if (plan.sp.cp || plan.block_v != 128) return false;
+  // the tables read g only with context parallelism
+  const SegmentTables st = make_segment_tables(op, d, plan.sp, g, cu_seqlens, cp_segment_chunks, false, stream);
+  // A, z, h, cp_h0 and cp_out are not read (their flags are 0, and the kernel has no A or Z): q stands in
+  void* unused = q.data_ptr();
+  const bool store_ht = final_state != nullptr;
+  const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
+  char err[512] = {0};
+  const int rc = np->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
+                        cu_seqlens.data_ptr(), initial_state.has_value() ? initial_state->data_ptr() : unused,
+                        o.data_ptr(), store_ht ? final_state->data_ptr() : unused, unused, st.seg_seq.data_ptr(),
+                        st.ranges.data_ptr(), unused, unused, static_cast<float>(scale), initial_state.has_value(),
+                        store_ht, state_v_first, 1, 0, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, 1,
+                        plan.sp.num_segs, st.range_rows, plan.sp.num_segs, stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  return true;
+}
+#endif
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta,
@@ -88,6 +123,36 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor
   launch_fused_fwd(kOp, d, q, k, v, A, &z, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first, out,
                    cp_segment_chunks, stream);
   return {o, final_state, g_cumsum, A, chunk_states};
+}
+
+std::tuple<Tensor, Tensor> gdn_prefill_cuda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, double scale,
+                                            std::optional<Tensor> initial_state, Tensor cu_seqlens,
+                                            bool output_final_state, bool state_v_first, int64_t cp_segment_chunks,
+                                            int64_t max_seqlen) {
+#ifdef FLASHQLA_HAS_GDN_FWD_NOPREP
+  constexpr const char* kPrefill = "flashqla::gdn_prefill";
+  const GdnDims d = with_max_seqlen(
+      kPrefill, check_gdn_inputs(kPrefill, q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first),
+      max_seqlen);
+  check_cp_segment_chunks(kPrefill, cp_segment_chunks);
+  if (d.T > 0 && d.N > 0) {
+    torch::stable::accelerator::DeviceGuard guard(d.device);
+    for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}}) check_aligned16(kPrefill, name, *t);
+    Tensor o = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
+    Tensor final_state = torch::stable::new_empty(g, {output_final_state ? d.N : 0, d.HV, kHeadDim, kHeadDim});
+    poison({&o, &final_state});
+    if (launch_noprep_fwd(kPrefill, d, q, k, v, g, beta, cu_seqlens, initial_state, scale, state_v_first, o,
+                          output_final_state ? &final_state : nullptr, cp_segment_chunks,
+                          current_stream(d.device))) {
+      return {o, final_state};
+    }
+  }
+#endif
+  // elsewhere: the chunk prep and the fused forward, their intermediates dropped
+  auto [o, final_state, g_cumsum, A, chunk_states] =
+      gdn_fwd_cuda(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
+                   cp_segment_chunks, false, max_seqlen);
+  return {o, final_state};
 }
 
 }  // namespace flashqla

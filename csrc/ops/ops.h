@@ -16,6 +16,13 @@ gdn_fwd_cuda(torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Te
              torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first,
              int64_t cp_segment_chunks, bool output_chunk_states, int64_t max_seqlen);
 
+// (o, final_state): the forward for inference, without the intermediates a backward reads
+std::tuple<torch::stable::Tensor, torch::stable::Tensor> gdn_prefill_cuda(
+    torch::stable::Tensor q, torch::stable::Tensor k, torch::stable::Tensor v, torch::stable::Tensor g,
+    torch::stable::Tensor beta, double scale, std::optional<torch::stable::Tensor> initial_state,
+    torch::stable::Tensor cu_seqlens, bool output_final_state, bool state_v_first, int64_t cp_segment_chunks,
+    int64_t max_seqlen);
+
 // (dq, dk, dv, dg, dbeta, dh0)
 std::tuple<torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor,
            torch::stable::Tensor, torch::stable::Tensor>

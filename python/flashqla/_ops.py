@@ -97,6 +97,28 @@ def _gdn_fwd_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_fina
     return o.to(v.dtype), final_state, gc.float(), A.to(q.dtype), states.to(q.dtype)
 
 
+@torch.library.register_fake("flashqla::gdn_prefill")
+def _gdn_prefill_fake(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
+                      cp_segment_chunks=-1, max_seqlen=0):
+    T, HV = q.shape[1], v.shape[2]
+    N = cu_seqlens.shape[0] - 1
+    return v.new_empty(1, T, HV, HEAD_DIM), g.new_empty(N if output_final_state else 0, HV, HEAD_DIM, HEAD_DIM)
+
+
+@torch.library.impl("flashqla::gdn_prefill", "CPU")
+def _gdn_prefill_cpu(q, k, v, g, beta, scale, initial_state, cu_seqlens, output_final_state, state_v_first,
+                     cp_segment_chunks=-1, max_seqlen=0):
+    # gdn_fwd's reference, its intermediates dropped (the same checks, under this op's name)
+    op = "flashqla::gdn_prefill"
+    T, _, HV, N = op_checks.check_gdn_inputs(op, q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first)
+    op_checks.check_max_seqlen(op, max_seqlen, T)
+    gc = reference.chunk_local_cumsum_ref(g, cu_seqlens)
+    A = reference.kkt_solve_ref(k, beta, cu_seqlens)
+    o, final = reference.chunk_fwd_ref(q, k, v, gc, beta, A, scale, initial_state, cu_seqlens, state_v_first)
+    final_state = final.float() if output_final_state else g.new_empty(0, HV, HEAD_DIM, HEAD_DIM)
+    return o.to(v.dtype), final_state
+
+
 @torch.library.register_fake("flashqla::gdn_bwd")
 def _gdn_bwd_fake(q, k, v, g_cumsum, beta, A, do, dht, scale, initial_state, cu_seqlens, state_v_first,
                   cp_segment_chunks=-1, chunk_states=None, max_seqlen=0):

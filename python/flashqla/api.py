@@ -252,7 +252,9 @@ def chunk_gated_delta_rule(
 
     Differentiable in q, k, v, g, beta and initial_state (also through the l2norm), with gradients
     flowing from o and from the final state; the backward runs the GPU kernels (or the float64
-    reference on CPU) through `torch.ops.flashqla.gdn_bwd`.
+    reference on CPU) through `torch.ops.flashqla.gdn_bwd`. Without a gradient to compute
+    (`torch.no_grad()`, or no input requiring one) the call runs `torch.ops.flashqla.gdn_prefill`,
+    which keeps nothing for a backward (docs/ops.md).
 
     Bad arguments raise TypeError, ValueError or NotImplementedError naming the argument before
     anything runs (docs/errors.md); NaN/Inf in one sequence's inputs stay in that sequence.
@@ -299,9 +301,16 @@ def chunk_gated_delta_rule(
     if use_qk_l2norm_in_kernel:
         check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
         q, k = l2norm(q), l2norm(k)
-    keep = bool(save_chunk_states) and torch.is_grad_enabled() and any(
+    needs_grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (q, k, v, g, beta, initial_state))
+    if not needs_grad:
+        # inference: the op without the intermediates a backward reads (it may skip the chunk prep, docs/ops.md)
+        p = _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
+        o, final_state = torch.ops.flashqla.gdn_prefill(p.q, p.k, p.v, p.g, p.beta, p.scale, p.h0, p.cu,
+                                                        output_final_state, state_v_first, -1 if auto_cp else 0,
+                                                        p.max_seqlen)
+        return o.view(p.B, p.T, v.shape[2], v.shape[3]), (final_state if output_final_state else None)
     out = chunk_gated_delta_rule_fwd(q, k, v, g, beta, scale, initial_state, output_final_state, cu_seqlens,
                                      cu_seqlens_cpu, state_v_first, cp_segment_chunks=-1 if auto_cp else 0,
-                                     output_chunk_states=keep)
+                                     output_chunk_states=bool(save_chunk_states))
     return out.o, out.final_state
