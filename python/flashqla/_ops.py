@@ -2,7 +2,8 @@
 the fake (Meta) implementations for torch.compile and export, the CPU implementations (the CUDA op
 layer's argument checks, `op_checks.py`, then the float64 reference of `reference.py` rounded to the
 op's output dtypes) and the autograd formula of gdn_fwd (its backward is the op gdn_bwd, given the
-forward's chunk states when gdn_fwd was asked for them), so compiled graphs keep the backward.
+forward's chunk states when gdn_fwd was asked for them), so compiled graphs keep the backward; gdn_prefill's
+backward raises (the inference op keeps nothing for one).
 
 The schemas themselves are defined in C++ (csrc/bindings.cpp). No device is queried here.
 """
@@ -175,3 +176,18 @@ def _gdn_fwd_backward(ctx, d_o, d_final_state, _d_g_cumsum, _d_A, _d_chunk_state
 
 
 torch.library.register_autograd("flashqla::gdn_fwd", _gdn_fwd_backward, setup_context=_gdn_fwd_setup_context)
+
+
+def _gdn_prefill_setup_context(ctx, inputs, output):
+    pass
+
+
+def _gdn_prefill_backward(ctx, d_o, d_final_state):
+    # registered so that a backward through the inference op fails loudly instead of leaving the inputs without
+    # gradients
+    raise RuntimeError("flashqla::gdn_prefill has no backward (it keeps nothing for one): call "
+                       "flashqla.chunk_gated_delta_rule with gradients enabled, or flashqla::gdn_fwd")
+
+
+torch.library.register_autograd("flashqla::gdn_prefill", _gdn_prefill_backward,
+                                setup_context=_gdn_prefill_setup_context)

@@ -1,0 +1,122 @@
+"""flashqla::gdn_prefill on the GPU (sm90 family). With FLASHQLA_FWD_NOPREP=1 it runs the forward without the chunk
+prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the
+plan has one segment per sequence at the 128-wide V slice; elsewhere, and by default, the chunk prep and the fused
+forward. Checked against the float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths
+differ (partial chunks, sequences of length 0 and 1, a padding tail, initial and final states in both layouts, fp16,
+strong and absent decay); a profiler run checks which kernels ran, also where the plan falls back (context
+parallelism). chunk_gated_delta_rule under torch.no_grad goes through it.
+
+Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+import flashqla
+from gdn_inputs import check_packed_forward, forward_reference, make_problem, needs_sm90_kernel, ragged_cu_seqlens, rel_err
+
+pytestmark = pytest.mark.gpu
+DEV = "cuda"
+# the two paths round different bf16 operands (G and U here, A, X and Z there); allow either's rounding against float64
+TOL_PATHS = 1e-2
+
+CASES = {
+    # name: (H, HV, lengths, padding tail, dtype, gate)
+    "ragged+tail H8/HV32": (8, 32, [1, 0, 130, 64, 1000, 63], 77, torch.bfloat16, "strong"),
+    "4x2048 H16/HV32": (16, 32, [2048] * 4, 0, torch.bfloat16, "strong"),
+    "mild fp16 H4/HV16": (4, 16, [65, 1, 200, 700], 5, torch.float16, "mild"),
+}
+
+needs_noprep = needs_sm90_kernel("the forward without the chunk prep")
+
+
+def prefill(p, cu, lengths, monkeypatch, noprep: bool, state_v_first=False, cp_segment_chunks=0, block_v="128"):
+    """torch.ops.flashqla.gdn_prefill on the packed problem; FLASHQLA_FWD_NOPREP and FLASHQLA_FWD_BLOCK_V for this
+    call only (cp_segment_chunks = 0 and the 128-wide slice: the plan the kernel takes)."""
+    monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "1" if noprep else "0")
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", block_v)
+    T = p["q"].shape[1]
+    h0 = p["initial_state"]
+    o, ht = torch.ops.flashqla.gdn_prefill(p["q"], p["k"], p["v"], p["g"].float(), p["beta"].float(), 128 ** -0.5,
+                                          h0, cu, True, state_v_first, cp_segment_chunks, max(lengths))
+    monkeypatch.delenv("FLASHQLA_FWD_NOPREP")
+    monkeypatch.delenv("FLASHQLA_FWD_BLOCK_V")
+    return SimpleNamespace(o=o.view(1, T, *o.shape[2:]), final_state=ht)
+
+
+def kernels_of(fn) -> list[str]:
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@needs_noprep
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_noprep_matches_reference_and_gdn_fwd(case, state_v_first, monkeypatch):
+    H, HV, lengths, tail, dtype, gate = CASES[case]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths) + tail, H, HV, dtype=dtype, device=DEV, N=len(lengths), gate=gate,
+                     state_v_first=state_v_first)
+    o_ref, ht_ref = forward_reference(p, cu, lengths, state_v_first)
+    outs = {}
+    for noprep in (True, False):
+        out = prefill(p, cu, lengths, monkeypatch, noprep, state_v_first)
+        check_packed_forward(out, o_ref, ht_ref, p["initial_state"], lengths,
+                             f"{case} noprep={noprep} v_first={state_v_first}")
+        outs[noprep] = out
+    assert rel_err(outs[True].o, outs[False].o.double()) <= TOL_PATHS
+    assert rel_err(outs[True].final_state, outs[False].final_state.double()) <= TOL_PATHS
+
+
+@needs_noprep
+def test_noprep_kernel_runs_only_where_asked(monkeypatch):
+    """FLASHQLA_FWD_NOPREP=1 runs gdn_fwd_noprep and no chunk prep; 0 runs the prep and not it; with context
+    parallelism forced or the 64-wide slice the setting falls back to the prep (and stays correct)."""
+    lengths = [1000, 1, 3000]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths) + 9, 4, 16, device=DEV, N=len(lengths))
+    o_ref, ht_ref = forward_reference(p, cu, lengths)
+    runs = {}
+    for what, kwargs in {"noprep": dict(noprep=True), "default": dict(noprep=False),
+                         "cp": dict(noprep=True, cp_segment_chunks=4), "bv64": dict(noprep=True, block_v="64")}.items():
+        names = kernels_of(lambda: runs.__setitem__(what, prefill(p, cu, lengths, monkeypatch, **kwargs)))
+        has_np = any("gdn_fwd_noprep" in n for n in names)
+        has_prep = any("gdn_chunk_prep" in n for n in names)
+        assert (has_np, has_prep) == ((True, False) if what == "noprep" else (False, True)), (what, names)
+        check_packed_forward(runs[what], o_ref, ht_ref, p["initial_state"], lengths, f"fallback {what}")
+
+
+@needs_noprep
+def test_api_no_grad_runs_prefill(monkeypatch):
+    """flashqla.chunk_gated_delta_rule under torch.no_grad (dense batch) with FLASHQLA_FWD_NOPREP=1 runs the kernel
+    and agrees with the call that keeps the autograd graph (the chunk prep and the fused forward)."""
+    p = make_problem(4, 1024, 8, 32, device=DEV)
+    monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "1")
+    args = (p["q"], p["k"], p["v"], p["g"], p["beta"])
+    with torch.no_grad():
+        names = kernels_of(lambda: flashqla.chunk_gated_delta_rule(*args, initial_state=p["initial_state"],
+                                                                   output_final_state=True))
+        o_inf, ht_inf = flashqla.chunk_gated_delta_rule(*args, initial_state=p["initial_state"],
+                                                        output_final_state=True)
+    assert any("gdn_fwd_noprep" in n for n in names), names
+    v = p["v"].detach().requires_grad_()
+    o, ht = flashqla.chunk_gated_delta_rule(p["q"], p["k"], v, p["g"], p["beta"], initial_state=p["initial_state"],
+                                            output_final_state=True)
+    assert o.requires_grad and not o_inf.requires_grad
+    assert rel_err(o_inf, o.detach().double()) <= TOL_PATHS
+    assert rel_err(ht_inf, ht.detach().double()) <= TOL_PATHS
+
+
+@needs_noprep
+def test_noprep_setting_is_checked(monkeypatch):
+    p = make_problem(1, 128, 2, 4, device=DEV)
+    cu = ragged_cu_seqlens([128], DEV)
+    monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "yes")
+    with pytest.raises(RuntimeError, match="FLASHQLA_FWD_NOPREP must be 0 or 1"):
+        torch.ops.flashqla.gdn_prefill(p["q"], p["k"], p["v"], p["g"], p["beta"], 0.088, None, cu, True, False)
