@@ -302,7 +302,7 @@ def chunk_gated_delta_rule(
         check_inputs(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
         q, k = l2norm(q), l2norm(k)
     needs_grad = torch.is_grad_enabled() and any(
-        t is not None and t.requires_grad for t in (q, k, v, g, beta, initial_state))
+        isinstance(t, torch.Tensor) and t.requires_grad for t in (q, k, v, g, beta, initial_state))
     if not needs_grad:
         # inference: the op without the intermediates a backward reads (it may skip the chunk prep, docs/ops.md)
         p = _pack(q, k, v, g, beta, scale, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first)
