@@ -1,7 +1,7 @@
-"""flashqla::gdn_prefill on the GPU (sm90 family). With FLASHQLA_FWD_NOPREP=1 it runs the forward without the chunk
-prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the
-plan has one segment per sequence at the 128-wide V slice; elsewhere, and by default, the chunk prep and the fused
-forward. Checked against the float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths
+"""flashqla::gdn_prefill on the GPU (sm90 family). It runs the forward without the chunk prep
+(tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the plan has
+one segment per sequence at the 128-wide V slice, by default with one v-head per qk-head only (FLASHQLA_FWD_NOPREP=1:
+any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths
 differ (partial chunks, sequences of length 0 and 1, a padding tail, initial and final states in both layouts, fp16,
 strong and absent decay); a profiler run checks which kernels ran, also where the plan falls back (context
 parallelism). chunk_gated_delta_rule under torch.no_grad goes through it.
@@ -34,16 +34,18 @@ CASES = {
 needs_noprep = needs_sm90_kernel("the forward without the chunk prep")
 
 
-def prefill(p, cu, lengths, monkeypatch, noprep: bool, state_v_first=False, cp_segment_chunks=0, block_v="128"):
-    """torch.ops.flashqla.gdn_prefill on the packed problem; FLASHQLA_FWD_NOPREP and FLASHQLA_FWD_BLOCK_V for this
-    call only (cp_segment_chunks = 0 and the 128-wide slice: the plan the kernel takes)."""
+def prefill(p, cu, lengths, monkeypatch, noprep, state_v_first=False, cp_segment_chunks=0, block_v="128"):
+    """torch.ops.flashqla.gdn_prefill on the packed problem; FLASHQLA_FWD_NOPREP (True: 1, False: 0, None: unset) and
+    FLASHQLA_FWD_BLOCK_V for this call only (cp_segment_chunks = 0 and the 128-wide slice: the plan the kernel takes)."""
     monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "1" if noprep else "0")
+    if noprep is None:
+        monkeypatch.delenv("FLASHQLA_FWD_NOPREP")
     monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", block_v)
     T = p["q"].shape[1]
     h0 = p["initial_state"]
     o, ht = torch.ops.flashqla.gdn_prefill(p["q"], p["k"], p["v"], p["g"].float(), p["beta"].float(), 128 ** -0.5,
                                           h0, cu, True, state_v_first, cp_segment_chunks, max(lengths))
-    monkeypatch.delenv("FLASHQLA_FWD_NOPREP")
+    monkeypatch.delenv("FLASHQLA_FWD_NOPREP", raising=False)
     monkeypatch.delenv("FLASHQLA_FWD_BLOCK_V")
     return SimpleNamespace(o=o.view(1, T, *o.shape[2:]), final_state=ht)
 
@@ -90,6 +92,22 @@ def test_noprep_kernel_runs_only_where_asked(monkeypatch):
         has_prep = any("gdn_chunk_prep" in n for n in names)
         assert (has_np, has_prep) == ((True, False) if what == "noprep" else (False, True)), (what, names)
         check_packed_forward(runs[what], o_ref, ht_ref, p["initial_state"], lengths, f"fallback {what}")
+
+
+@needs_noprep
+@pytest.mark.parametrize("H, HV, runs", [(8, 8, True), (4, 8, False)], ids=["group 1", "group 2"])
+def test_noprep_default_is_group_one(H, HV, runs, monkeypatch):
+    """FLASHQLA_FWD_NOPREP unset: the kernel where every qk-head has one v-head (and the plan allows it), the chunk
+    prep elsewhere; correct either way."""
+    lengths = [700, 64, 1]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths), H, HV, device=DEV, N=len(lengths))
+    o_ref, ht_ref = forward_reference(p, cu, lengths)
+    out = {}
+    names = kernels_of(lambda: out.__setitem__("o", prefill(p, cu, lengths, monkeypatch, None)))
+    assert any("gdn_fwd_noprep" in n for n in names) == runs, names
+    assert any("gdn_chunk_prep" in n for n in names) != runs, names
+    check_packed_forward(out["o"], o_ref, ht_ref, p["initial_state"], lengths, f"default H={H} HV={HV}")
 
 
 @needs_noprep

@@ -198,12 +198,15 @@ EXTRA_PROGRAMS = {
               dict(K=128, V=128, BT=64, BV=128, regs=(208, 64, 32), early_release=True), (("bv", 128),)),
              ("gdn_fwd_rs", "sm90.gdn_fwd_rs", "gdn_fwd_rs_sm90",
               dict(K=128, V=128, BT=64, BV=64, regs=(208, 128, 128), early_release=True), (("bv", 64),)),
-             # the forward without the chunk prep (the inverse, the gates' cumsum and Q K^T in an auxiliary
-             # warpgroup; docs/fwd_noprep.md): flashqla::gdn_prefill's kernel where FLASHQLA_FWD_NOPREP=1 and the plan
-             # has one segment per sequence at BV = 128 (csrc/ops/gdn_fwd.cpp launch_noprep_fwd). Registers
-             # 192 / 104 / 24 (the math warpgroups at 192 need sk_halves; the solve needs 104)
+             # the forward without the chunk prep (the inverse and the gates in an auxiliary warpgroup, P = Q K^T
+             # gated by each math warpgroup: p_in_math; docs/fwd_noprep.md): flashqla::gdn_prefill's kernel where the
+             # plan has one segment per sequence at BV = 128 and one v-head per qk-head, or FLASHQLA_FWD_NOPREP=1
+             # (csrc/ops/gdn_fwd.cpp launch_noprep_fwd). Registers 192 / 104 / 24 (the math warpgroups at 192 need
+             # sk_halves; the solve needs 104). H100, noprep_check.py, (32, 32) 8192x4: 0.678 ms against 0.871 with
+             # P in the auxiliary warpgroup; the op's forward (chunk prep + fused forward) 0.824 in CUDA-graph timing
              ("gdn_fwd_noprep", "sm90.gdn_fwd_noprep", "gdn_fwd_noprep_sm90",
-              dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True), (("bv", 128),))],
+              dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True),
+              (("bv", 128),))],
 }
 
 

@@ -75,15 +75,16 @@ inline bool fwd_rs_requested() {
   return v == "1";
 }
 
-// FLASHQLA_FWD_NOPREP (read on every call): "1" lets flashqla::gdn_prefill run the forward without the chunk prep
-// (tilelang_src/sm90/gdn_fwd_noprep.py) where its plan has one segment per sequence and the 128-wide V slice, "0" or
-// unset keeps the chunk prep and the fused forward (docs/fwd_noprep.md: measured, not yet faster everywhere)
-inline bool fwd_noprep_requested() {
+// FLASHQLA_FWD_NOPREP (read on every call): where flashqla::gdn_prefill runs the forward without the chunk prep
+// (tilelang_src/sm90/gdn_fwd_noprep.py), which it can where the forward's plan has one segment per sequence at the
+// 128-wide V slice: 1 there, 0 never, unset (-1 here) there with one v-head per qk-head only (measured faster at
+// (32, 32); at (16, 32) a tie: docs/fwd_noprep.md)
+inline int fwd_noprep_setting() {
   const char* s = std::getenv("FLASHQLA_FWD_NOPREP");
-  if (s == nullptr || s[0] == '\0') return false;
+  if (s == nullptr || s[0] == '\0') return -1;
   const std::string v = s;
   STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FWD_NOPREP must be 0 or 1, got '", v, "'");
-  return v == "1";
+  return v == "1" ? 1 : 0;
 }
 
 template <class Variant, size_t N>

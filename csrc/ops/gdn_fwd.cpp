@@ -45,14 +45,16 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const 
 
 #ifdef FLASHQLA_HAS_GDN_FWD_NOPREP
 // The forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and the
-// intra-chunk scores formed in the kernel, nothing but o and the final state written) where FLASHQLA_FWD_NOPREP asks
-// for it and the forward's plan has one segment per sequence at the 128-wide V slice (the kernel has no warm-up
-// pass). Returns false, having launched nothing, where it does not apply.
+// intra-chunk scores formed in the kernel, nothing but o and the final state written) where the forward's plan has one
+// segment per sequence at the 128-wide V slice (the kernel has no warm-up pass) and FLASHQLA_FWD_NOPREP allows it
+// (dispatch.h fwd_noprep_setting: by default with one v-head per qk-head). Returns false, having launched nothing,
+// where it does not apply.
 bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& g, const Tensor& beta, const Tensor& cu_seqlens,
                        const std::optional<Tensor>& initial_state, double scale, bool state_v_first, Tensor& o,
                        Tensor* final_state, int64_t cp_segment_chunks, void* stream) {
-  if (!fwd_noprep_requested()) return false;
+  const int setting = fwd_noprep_setting();
+  if (setting == 0 || (setting < 0 && group_size(d) != 1)) return false;
   const auto* np = find_variant_or_null(gdn_fwd_noprep_variants, d.device, dtype_key(d.dtype), 128);
   const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
   if (np == nullptr || wide == nullptr) return false;
