@@ -28,8 +28,8 @@ A_g = diag(e^gc) A0 diag(e^gc)^-1.) So the forward reads q, k, v, g and beta onc
 second read of q and k and the A / Z round trip (about half the bytes of the two kernels at many sequences) are gone.
 A and gc are not stored: a training forward keeps the prep (the backward reads them).
 
-Warpgroups: the math warpgroups (two at BV = 128, one at 64); the auxiliary warpgroup (the inverse, G, P and the
-gates); three producer warps (K, g and beta; V; Q) filling a two-stage ring by TMA (element copies for a partial
+Warpgroups: the math warpgroups (two at BV = 128, one at 64; with p_in_math, the shipped row, each also forms P
+beside its update); the auxiliary warpgroup (the inverse, G, the gates, and without p_in_math P); three producer warps (K, g and beta; V; Q) filling a two-stage ring by TMA (element copies for a partial
 chunk), and a storer warp storing O from a two-stage buffer. The parameters are gdn_fwd_rs.py's (A and z are not
 read; g takes g_cumsum's place: the raw log decays).
 """
