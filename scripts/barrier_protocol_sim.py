@@ -28,7 +28,8 @@ place, one of them a write, must be ordered by them: otherwise the run reports a
 at its issue, in the producer's order; the warps of one role are taken to be in program order, as the
 kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
 
-The register-operand forward (gdn_fwd_rs.py) is read after two rewrites of its source (KERNEL_OPTIONS): its own
+The register-operand forward (gdn_fwd_rs.py) and the forward without the chunk prep (gdn_fwd_noprep.py, whose
+shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS): its own
 macros are inlined where its roles call them (math_half, store_o_stage, store_o_walk; arguments substituted), and a
 two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk; branches on the chunk index or
 the chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or 2 math warpgroups, BV / 64)
@@ -56,12 +57,20 @@ KERNELS = {
     "return gdn_fwd_rs": [("M0", "if tx < 128:", 128), ("M1", "elif NMATH == 2 and tx < 256:", 128),
                           ("X", "elif tx < PT:", 128), ("WP0", "if tx < PT + 32:", 32),
                           ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32), ("WP3", "else:", 32)],
+    # the forward without the chunk prep (gdn_fwd_noprep.py): gdn_fwd_rs.py's roles, X the auxiliary warpgroup
+    "return gdn_fwd_noprep": [("M0", "if tx < 128:", 128), ("M1", "elif NMATH == 2 and tx < 256:", 128),
+                              ("X", "elif tx < PT:", 128), ("WP0", "if tx < PT + 32:", 32),
+                              ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32),
+                              ("WP3", "else:", 32)],
 }
 # per kernel: its own macros inlined into the roles, two-stage buffers' first subscripts evaluated per chunk, the
 # constants of its arrival counts (from NMATH, given as a flag) and the roles that exist only with two math warpgroups
 KERNEL_OPTIONS = {
     # (the math warpgroups write o_s's stage in their own V columns, 64 vh .. 64 vh + 64: not a race between them)
     "return gdn_fwd_rs": dict(inline=True, stage_exprs=True, nmath_role="M1", disjoint={"o_s": {"M0", "M1"}}),
+    # (with p_in_math each math warpgroup writes and reads its own slice of pm_s, pm_s[vh])
+    "return gdn_fwd_noprep": dict(inline=True, stage_exprs=True, nmath_role="M1",
+                                  disjoint={"o_s": {"M0", "M1"}, "pm_s": {"M0", "M1"}}),
 }
 LOOPS = {"for it in T.serial(items)": "it", "for jv in T.serial(group)": "jv", "for i in T.serial(n_iter)": "i"}
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
@@ -71,15 +80,16 @@ IF_FLAG = re.compile(r"if (not )?(\w+)( and .+)?:$")  # `if FLAG:`, `if not FLAG
 # a branch on the chunk index or count, taken as it evaluates (`if i > 0:`, `if n_iter > 0:`)
 IF_CHUNK = re.compile(r"if ((?:i|n_iter) [<>=!]=? \d+):$")
 SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stage buffer
+SHARED_IF = re.compile(r"(\w+) = T\.alloc_shared\(\(([\w ]+ if \w+ else [\w ]+), ")
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
-               "load_rows": ((0,), (1,)), "load_gate_beta": ((0, 1), (2, 3)),
+               "load_rows": ((0,), (1,)), "load_gate_beta": ((0, 1), (2, 3)), "load_gate_cumsum_beta": ((0, 1), (2, 3)),
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
                "store_seq_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
                "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,))}
 # calls that take a ring stage as an argument of its own: its position (the buffers they name are that stage's)
-STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "scale_gamma": 3, "gate_a": 5, "store_seq_rows": 8}
+STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "load_gate_cumsum_beta": 4, "scale_gamma": 3, "gate_a": 5, "store_seq_rows": 8}
 
 
 def intent(parity: str, env: dict) -> int:
@@ -259,15 +269,22 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     if opts.get("inline"):
         lines = inline_macros(logical_lines(lines))
     stage_exprs = bool(opts.get("stage_exprs"))
-    shared = {m.group(1): m.group(2) is not None for line in lines if (m := SHARED.search(line))}
     params.update(flags or {})
     nmath = params.get("NMATH", 2)
     consts = {"NMATH": nmath, "PT": 128 * (nmath + 1)}
+    shared = {}
+    for line in lines:
+        m = SHARED.search(line)
+        if m:
+            # a first dimension chosen by a flag (`(1 if FLAG else 2, ...`) is evaluated with the flags
+            c = SHARED_IF.search(line)
+            shared[m.group(1)] = (m.group(2) is not None if c is None
+                                  else eval(c.group(2), {}, dict(consts, **params)) == 2)
     counts = {}
     for line in lines:
         m = ALLOC.search(line)
         if m:
-            v = eval(m.group(2), {}, dict(consts))
+            v = eval(m.group(2), {}, dict(consts, **params))
             counts[m.group(1)] = v if isinstance(v, list) else [v]
     starts, end = role_spans(lines)
     roles = {}

@@ -1,0 +1,90 @@
+"""The mbarrier protocol of the forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py), simulated on the
+CPU from its source (scripts/barrier_protocol_sim.py, its macros inlined): one or two math warpgroups, the auxiliary
+warpgroup, three producer warps and the storer warp walking one to five chunks, with P formed by the auxiliary
+warpgroup or by each math warpgroup (p_in_math, the shipped row), SK whole or in halves: no random schedule hangs,
+passes a wait on the wrong phase or lets two roles touch a shared buffer (one of them writing) without a barrier chain
+between them; a wait removed or moved and a wrong arrival count are caught."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from barrier_protocol_sim import check, parse  # noqa: E402
+
+KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
+OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {}, {"fuse_gates": True}]
+IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_aux", "p_in_aux-fused"]
+
+
+def test_every_role_and_barrier_is_read():
+    counts, roles = parse(KERNEL, {"NMATH": 2, "p_in_math": True})
+    assert set(roles) == {"M0", "M1", "X", "WP0", "WP1", "WP2", "WP3"}
+    # with p_in_math only the math warpgroups read Q
+    assert counts["empty_kv"] == [384, 384] and counts["empty_qz"] == [256, 256] and counts["x_free"] == [256, 256]
+    assert parse(KERNEL, {"NMATH": 2, "p_in_math": False})[0]["empty_qz"] == [384, 384]
+    assert set(parse(KERNEL, {"NMATH": 1})[1]) == {"M0", "X", "WP0", "WP1", "WP2", "WP3"}
+    for role, (_, ops) in roles.items():
+        assert any(op[0] == "wait" for op in ops), role
+        assert any(op[0] == "access" for op in ops), role
+    math_reads = {place[0] for op in roles["M0"][1] if op[0] == "access" for place in op[1]}
+    assert {"k_s", "q_s", "v_s", "ga_s", "g_s", "gam_s", "gam2_s", "r_s"} <= math_reads
+    aux_writes = {place[0] for op in roles["X"][1] if op[0] == "access" for place in op[2]}
+    assert {"ga_s", "gam_s", "gam2_s", "r_s"} <= aux_writes
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=IDS)
+@pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
+@pytest.mark.parametrize("chunks", [1, 2, 3, 5])
+def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, nmath, options):
+    assert check(KERNEL, chunks, 1, runs=50, flags={"NMATH": nmath, **options}) == []
+
+
+def mutated(old: str, new: str) -> str:
+    assert KERNEL.count(old) == 1, old
+    return KERNEL.replace(old, new)
+
+
+P_ARRIVALS = """                T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update, Q K^T), V and the cumsum read
+                T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
+"""
+P_PRODUCT = """                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                T.wait_wgmma(0)  # the update and Q K^T
+"""
+
+
+@pytest.mark.parametrize("old, new, options, buffer", [
+    # the math warpgroups read G and the gates of a stage only after the auxiliary warpgroup wrote them
+    ("            T.barrier_wait(x_ready[i % 2], (i // 2) % 2)\n", "", {"p_in_math": True}, "(ga_s|gam_s|gam2_s|r_s)"),
+    # with P in the auxiliary warpgroup it overwrites a stage's P only after chunk i - 2's O2 read it (with p_in_math
+    # the ring's full_kv implies the wait: the math warpgroups read G and the gates before freeing K)
+    ("                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done\n", "",
+     {}, "pg_s"),
+    # with p_in_math the ring's K, Q and the cumsum are freed only after Q K^T and P's gating have read them
+    (P_PRODUCT + """                for r, c in T.Parallel(BT, BT):""",
+     P_ARRIVALS + P_PRODUCT + """                for r, c in T.Parallel(BT, BT):""", {"p_in_math": True}, "(k_s|q_s|g_s)"),
+])
+@pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
+def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):
+    source = mutated(old, new)
+    if P_ARRIVALS in new:  # the moved arrivals: drop their later copy
+        head, tail = source.split(P_PRODUCT, 1)
+        source = head + P_PRODUCT + tail.replace(P_ARRIVALS, "", 1)
+    errors = check(source, 4, 1, runs=30, flags={"NMATH": nmath, **options})
+    assert errors and all(("race" in e and re.search(buffer, e)) or "phase" in e for e in errors), errors[:2]
+
+
+@pytest.mark.parametrize("old, new, options", [
+    # with p_in_math the auxiliary warpgroup does not arrive on empty_qz: counting it hangs the Q producer
+    ("empty_qz = T.alloc_barrier([PT - 128, PT - 128] if p_in_math else [PT, PT])",
+     "empty_qz = T.alloc_barrier([PT, PT])", {"p_in_math": True}),
+    ("x_ready = T.alloc_barrier([128, 128])", "x_ready = T.alloc_barrier([256, 256])", {"p_in_math": True}),
+])
+def test_a_wrong_count_hangs(old, new, options):
+    errors = check(mutated(old, new), 3, 1, runs=20, flags=options)
+    assert errors and all("hang" in e for e in errors), errors[:2]
