@@ -29,7 +29,7 @@ at its issue, in the producer's order; the warps of one role are taken to be in 
 kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
 
 The register-operand forward (gdn_fwd_rs.py) and the forward without the chunk prep (gdn_fwd_noprep.py, whose
-shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS): its own
+shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS): their own
 macros are inlined where its roles call them (math_half, store_o_stage, store_o_walk; arguments substituted), and a
 two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk; branches on the chunk index or
 the chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or 2 math warpgroups, BV / 64)
