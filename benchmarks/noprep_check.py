@@ -25,11 +25,12 @@ import ablate  # noqa: E402  (the JIT build from this tree)
 
 K = 128
 BT = 64
+# fwdnp128: the shipped row (P formed by the math warpgroups: p_in_math)
 ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", factory="gdn_fwd_noprep_sm90",
-                                params=dict(BV=128), fix=[], last_param="", ablations={}, inputs=None, combos=[],
-                                unit="us/chunk", variants=["cur"])
+                                params=dict(BV=128, p_in_math=True), fix=[], last_param="", ablations={},
+                                inputs=None, combos=[], unit="us/chunk", variants=["cur"])
 # where the period goes: ablate.py's guarded blocks (a set bit skips the piece; the results are wrong then, only the
-# time counts): the auxiliary warpgroup's pieces (all five: the math warpgroups' chain alone)
+# time counts): the auxiliary warpgroup's pieces (all six: the math warpgroups' chain alone)
 NOPREP_ABLATIONS = {
     1: ("aux: gates", "                    if ax < BT:\n                        beta_s", "                    # beta_s is read"),
     2: ("aux: K K^T", "                    T.wgmma_gemm(k_s[i % 2, :, :], k_s",
@@ -45,10 +46,14 @@ NOPREP_ABLATIONS = {
 ablate.SPECS["fwdnp128"].update(ablations=NOPREP_ABLATIONS, variants=["cur", "ablate"],
                                 last_param="        group: T.int32,  # HV / H, from the launcher: head indices are "
                                            "products, never divisions\n")
-ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144)), variants=["cur"])
-# P's and M's gates in one pass (fuse_gates); P formed by each math warpgroup (p_in_math)
+ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144), p_in_math=True),
+                               variants=["cur"])
+# P formed by the auxiliary warpgroup (fwdnp128a), with P's and M's gates in one pass (fwdnp128f); the shipped row
+# with the solve's scratch in a buffer of its own (own_scratch: three warpgroup syncs fewer per chunk)
+ablate.SPECS["fwdnp128a"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128), variants=["cur"])
 ablate.SPECS["fwdnp128f"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, fuse_gates=True), variants=["cur"])
-ablate.SPECS["fwdnp128p"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, p_in_math=True), variants=["cur"])
+ablate.SPECS["fwdnp128s"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, p_in_math=True, own_scratch=True),
+                                 variants=["cur"])
 
 
 def make_inputs(lens: list[int], H: int, HV: int, pad: int, seed: int):
@@ -128,7 +133,7 @@ def time_ms(fn, reps: int = 20) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kernels", nargs="+", default=["fwdnp128", "fwdnp64"],
-                    choices=["fwdnp128", "fwdnp64", "fwdnp128f", "fwdnp128p"])
+                    choices=["fwdnp128", "fwdnp64", "fwdnp128a", "fwdnp128f", "fwdnp128s"])
     ap.add_argument("--time", nargs="*", default=["32,32:8192x4", "32,32:4096x8", "16,32:8192x4", "32,32:8192x1",
                                                   "16,64:8192x4", "32,32:2048x4"])
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))

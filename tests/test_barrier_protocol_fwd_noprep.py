@@ -1,9 +1,10 @@
 """The mbarrier protocol of the forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py), simulated on the
 CPU from its source (scripts/barrier_protocol_sim.py, its macros inlined): one or two math warpgroups, the auxiliary
 warpgroup, three producer warps and the storer warp walking one to five chunks, with P formed by the auxiliary
-warpgroup or by each math warpgroup (p_in_math, the shipped row), SK whole or in halves: no random schedule hangs,
-passes a wait on the wrong phase or lets two roles touch a shared buffer (one of them writing) without a barrier chain
-between them; a wait removed or moved and a wrong arrival count are caught."""
+warpgroup or by each math warpgroup (p_in_math, the shipped row), SK whole or in halves, the solve's scratch in the
+inverse's buffer or its own (own_scratch): no random schedule hangs, passes a wait on the wrong phase or lets two roles
+touch a shared buffer (one of them writing) without a barrier chain between them; a wait removed or moved and a wrong
+arrival count are caught."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
-OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {}, {"fuse_gates": True}]
-IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_aux", "p_in_aux-fused"]
+OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "own_scratch": True},
+           {}, {"fuse_gates": True}]
+IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-own-scratch", "p_in_aux", "p_in_aux-fused"]
 
 
 def test_every_role_and_barrier_is_read():

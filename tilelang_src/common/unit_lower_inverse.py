@@ -1,7 +1,9 @@
 """The 64 x 64 unit-lower-triangular inverse (I + L)^-1, L = strictLower(diag(beta) K K^T), by exact blockwise
 forward substitution on one 128-thread warpgroup (docs/gdn_chunk_derivation.md, "Ungated inverse"), as macros over
 shared memory: M (m_s, fp32, K K^T strictly above its diagonal: T[m, j] = beta_m M[j, m] for m > j), the inverse
-(inv_s, fp32, on and below its diagonal; its [0:32, 32:64] block is the merges' scratch) and beta (b_s). The steps: the
+(inv_s, fp32, on and below its diagonal), the merges' scratch (ys[0:32, y0:y0 + 32]: inv_s's own upper block
+[0:32, 32:64] with y0 = 32, or a buffer of its own with y0 = 0, so that TileLang's sync planner sees no write after
+read of inv_s between the steps) and beta (b_s). The steps: the
 four 16 x 16 diagonal blocks (16 threads per block, one column each, in registers, or from 8 x 8 blocks), the
 level-1 merge X = -D_hi T_lo D_lo of the 16-blocks (1, 0) and (3, 2), the level-2 merge of the 32-block (1, 0); the
 merges' products as TF32 mma.sync per warp or as T.gemm. The chunk prep (sm90/chunk_prep.py) picks them by its
@@ -24,10 +26,10 @@ def solve_diag_column(m_s, inv_s, b_s, col, tx, n):
 
 
 @T.macro
-def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
+def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
     """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8
     (h = w % 2) of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
-    scaled by beta's rows into the scratch inv[16p + r, 32 + c]; then -D_hi Y into the inverse's block
+    scaled by beta's rows into the scratch ys[16p + r, y0 + c]; then -D_hi Y into the inverse's block
     inv[32p + 16 + r, 32p + c]. A warp reads back only the scratch columns it wrote."""
     w = tx // 32
     lg = (tx % 32) // 4
@@ -46,7 +48,7 @@ def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
         T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
                   T.bool(False))
     for i in T.unroll(4):
-        inv_s[16 * p + lg + 8 * (i // 2), 32 + c0 + 2 * lt + i % 2] = (
+        ys[16 * p + lg + 8 * (i // 2), y0 + c0 + 2 * lt + i % 2] = (
             b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i])
     for i in T.unroll(4):
         fc[i] = 0.0
@@ -55,8 +57,8 @@ def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
         fa[1] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt]
         fa[2] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt + 4]
         fa[3] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt + 4]
-        fb[0] = inv_s[16 * p + 8 * ks + lt, 32 + c0 + lg]
-        fb[1] = inv_s[16 * p + 8 * ks + lt + 4, 32 + c0 + lg]
+        fb[0] = ys[16 * p + 8 * ks + lt, y0 + c0 + lg]
+        fb[1] = ys[16 * p + 8 * ks + lt + 4, y0 + c0 + lg]
         T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
                   T.bool(False))
     for i in T.unroll(4):
@@ -64,10 +66,10 @@ def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
 
 
 @T.macro
-def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
+def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
     """The level-2 merge by warps: warp w = tx // 32 takes columns c0 = 8 w .. c0 + 8 of both 32x32x32 products,
     rows in two 16-row tiles (fa[4 t:4 t + 4] and fc[4 t:4 t + 4] are tile t's fragments). Y = T_lo D_lo
-    (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch inv[r, 32 + c]; then
+    (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch ys[r, y0 + c]; then
     -D_hi Y (D_hi = inv[32:64, 32:64]) into the inverse's block inv[32 + r, c]."""
     w = tx // 32
     lg = (tx % 32) // 4
@@ -88,7 +90,7 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
                       fc.data, 4 * mt, T.bool(False))
     for mt in T.unroll(2):
         for i in T.unroll(4):
-            inv_s[16 * mt + lg + 8 * (i // 2), 32 + c0 + 2 * lt + i % 2] = (
+            ys[16 * mt + lg + 8 * (i // 2), y0 + c0 + 2 * lt + i % 2] = (
                 b_s[32 + 16 * mt + lg + 8 * (i // 2)] * fc[4 * mt + i])
     for i in T.unroll(8):
         fc[i] = 0.0
@@ -98,8 +100,8 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
             fa[4 * mt + 1] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt]
             fa[4 * mt + 2] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt + 4]
             fa[4 * mt + 3] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt + 4]
-        fb[0] = inv_s[8 * ks + lt, 32 + c0 + lg]
-        fb[1] = inv_s[8 * ks + lt + 4, 32 + c0 + lg]
+        fb[0] = ys[8 * ks + lt, y0 + c0 + lg]
+        fb[1] = ys[8 * ks + lt + 4, y0 + c0 + lg]
         for mt in T.unroll(2):
             T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
                       fc.data, 4 * mt, T.bool(False))
@@ -109,10 +111,10 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx):
 
 
 @T.macro
-def diag8_blocks(m_s, inv_s, b_s, col, yv, tx):
+def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0):
     """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
     blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
-    forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch inv[8b + r, 32 + c]
+    forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch ys[8b + r, y0 + c]
     and X = -D2 Y into inv[16b + 8 + r, 16b + c].
 
     The upper-right 8x8 zeros of each 16-block (the level-1 merge reads whole 16x16 blocks) are written by all 128
@@ -133,27 +135,27 @@ def diag8_blocks(m_s, inv_s, b_s, col, yv, tx):
         t21 = b_s[16 * bw + 8 + r] * m_s[16 * bw + j, 16 * bw + 8 + r]
         yv[0] += t21 * inv_s[16 * bw + j, 16 * bw + c]
         yv[1] += t21 * inv_s[16 * bw + j, 16 * bw + c + 1]
-    inv_s[8 * bw + r, 32 + c] = yv[0]
-    inv_s[8 * bw + r, 32 + c + 1] = yv[1]
+    ys[8 * bw + r, y0 + c] = yv[0]
+    ys[8 * bw + r, y0 + c + 1] = yv[1]
     yv[0] = 0.0
     yv[1] = 0.0
     for j in T.unroll(8):
         d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
-        yv[0] -= d2 * inv_s[8 * bw + j, 32 + c]
-        yv[1] -= d2 * inv_s[8 * bw + j, 32 + c + 1]
+        yv[0] -= d2 * ys[8 * bw + j, y0 + c]
+        yv[1] -= d2 * ys[8 * bw + j, y0 + c + 1]
     inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[0]
     inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[1]
 
 
 @T.macro
-def tc_level2_merge(m_s, inv_s, b_s, acc32):
+def tc_level2_merge(m_s, inv_s, b_s, acc32, ys, y0):
     """The level-2 merge by T.gemm (TF32 mma.sync: operands rounded to 10 mantissa bits): Y = T_lo D_lo
-    (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch inv[r, 32 + c]; then
+    (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch ys[r, y0 + c]; then
     -D_hi Y (D_hi = inv[32:64, 32:64]) into the inverse's block inv[32 + r, c]. acc32: a 32 x 32 fp32 fragment."""
     T.gemm(m_s[0:32, 32:64], inv_s[0:32, 0:32], acc32, transpose_A=True, clear_accum=True)
     for r, c in T.Parallel(32, 32):
         beta_r = b_s[32 + r]
-        inv_s[r, 32 + c] = beta_r * acc32[r, c]
-    T.gemm(inv_s[32:64, 32:64], inv_s[0:32, 32:64], acc32, clear_accum=True)
+        ys[r, y0 + c] = beta_r * acc32[r, c]
+    T.gemm(inv_s[32:64, 32:64], ys[0:32, y0:y0 + 32], acc32, clear_accum=True)
     for r, c in T.Parallel(32, 32):
         inv_s[32 + r, c] = -acc32[r, c]

@@ -280,7 +280,7 @@ def gdn_chunk_prep_sm90(
                 # ---- diagonal 16x16 blocks: thread 16 b + c solves T_bb x = e_c row by row, in registers,
                 # T[m, j] = beta_m M[j, m] (m > j); with diag8 from 8x8 blocks
                 if diag8:
-                    diag8_blocks(m_s, inv_s, b_s, col, yv, tx)
+                    diag8_blocks(m_s, inv_s, b_s, col, yv, tx, inv_s, 32)
                 elif tx < 64:
                     solve_diag_column(m_s, inv_s, b_s, col, tx, 16)
                     if tc_level1:  # block b = tx // 16 of the solve is D_lo (b even) or D_hi (b odd) of 32-block b // 2
@@ -293,7 +293,7 @@ def gdn_chunk_prep_sm90(
 
                 # ---- level 1: X = -D_hi T_lo D_lo for the 16-blocks (1,0) and (3,2); T_lo D_lo in inv_s[0:32, 32:48]
                 if mma_level1:
-                    mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx)
+                    mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, inv_s, 32)
                 elif tc_level1:
                     # block p of the product sits at [16p, 16p + 16) x [16p, 16p + 16) of the 32x32 result, zeros
                     # around it (the operands are block diagonal); scaled by beta, it is the second product's B
@@ -322,9 +322,9 @@ def gdn_chunk_prep_sm90(
 
                 # ---- level 2: X = -D_hi T_lo D_lo for the 32-block (1,0); T_lo D_lo in inv_s[0:32, 32:64]
                 if mma_level2:  # both products on per-warp TF32 mma.sync
-                    mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx)
+                    mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, inv_s, 32)
                 elif tc_level2:  # both products on tensor cores (TF32 mma.sync: operands rounded to 10 mantissa bits)
-                    tc_level2_merge(m_s, inv_s, b_s, acc32)
+                    tc_level2_merge(m_s, inv_s, b_s, acc32, inv_s, 32)
                 else:
                     T.clear(acc32)
                     for j in T.unroll(32):

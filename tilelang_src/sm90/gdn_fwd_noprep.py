@@ -71,6 +71,9 @@ def gdn_fwd_noprep_sm90(
     p_in_math: bool = False,
     # P's and M's gates in one pass over both fragments (one exponential per element for both) rather than two
     fuse_gates: bool = False,
+    # the solve's merges write their scratch Y to a buffer of their own instead of the inverse's upper block (TileLang
+    # then plans no write-after-read syncs of inv_s between the solve's steps)
+    own_scratch: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -287,6 +290,9 @@ def gdn_fwd_noprep_sm90(
             m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             beta_s = T.alloc_shared((BT,), accum)
+            if own_scratch:
+                ys_s = T.alloc_shared((BT // 2, BT // 2 + ROW_PAD), accum)  # the merges' scratch Y
+            Y0 = 0 if own_scratch else BT // 2  # Y's first column in its buffer (ys_s, or inv_s's upper block)
             # math -> storer
             o_s = T.alloc_shared((2, BT, BV), dtype)
 
@@ -405,9 +411,9 @@ def gdn_fwd_noprep_sm90(
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
                         inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
-                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax)
-                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax)
-                    tc_level2_merge(m_s, inv_s, beta_s, acc32)
+                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, ys_s if own_scratch else inv_s, Y0)
+                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, ys_s if own_scratch else inv_s, Y0)
+                    tc_level2_merge(m_s, inv_s, beta_s, acc32, ys_s if own_scratch else inv_s, Y0)
                     # G = A_g * beta_col
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]

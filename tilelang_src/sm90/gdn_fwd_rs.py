@@ -366,9 +366,9 @@ def gdn_fwd_rs_sm90(
                         T.copy(kk_frag, m_s[:, 0:BT])
                         for p, r, c in T.Parallel(2, 16, 16):
                             inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
-                        diag8_blocks(m_s, inv_s, beta_s, col, yv, tx - (PT - 128))
-                        mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, tx - (PT - 128))
-                        tc_level2_merge(m_s, inv_s, beta_s, acc32)
+                        diag8_blocks(m_s, inv_s, beta_s, col, yv, tx - (PT - 128), inv_s, 32)
+                        mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, tx - (PT - 128), inv_s, 32)
+                        tc_level2_merge(m_s, inv_s, beta_s, acc32, inv_s, 32)
                         for r, c in T.Parallel(BT, BT):
                             a_rc = inv_s[r, c]
                             kk_frag[r, c] = T.if_then_else(r >= c, a_rc, 0.0)
