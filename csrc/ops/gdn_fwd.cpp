@@ -131,12 +131,13 @@ std::tuple<Tensor, Tensor> gdn_prefill_cuda(Tensor q, Tensor k, Tensor v, Tensor
                                             std::optional<Tensor> initial_state, Tensor cu_seqlens,
                                             bool output_final_state, bool state_v_first, int64_t cp_segment_chunks,
                                             int64_t max_seqlen) {
-#ifdef FLASHQLA_HAS_GDN_FWD_NOPREP
+  // the checks under this op's name, in every build (gdn_fwd_cuda below repeats them)
   constexpr const char* kPrefill = "flashqla::gdn_prefill";
   const GdnDims d = with_max_seqlen(
       kPrefill, check_gdn_inputs(kPrefill, q, k, v, "g", g, beta, initial_state, cu_seqlens, state_v_first),
       max_seqlen);
   check_cp_segment_chunks(kPrefill, cp_segment_chunks);
+#ifdef FLASHQLA_HAS_GDN_FWD_NOPREP
   if (d.T > 0 && d.N > 0) {
     torch::stable::accelerator::DeviceGuard guard(d.device);
     for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}}) check_aligned16(kPrefill, name, *t);
@@ -149,6 +150,8 @@ std::tuple<Tensor, Tensor> gdn_prefill_cuda(Tensor q, Tensor k, Tensor v, Tensor
       return {o, final_state};
     }
   }
+#else
+  (void)d;
 #endif
   // elsewhere: the chunk prep and the fused forward, their intermediates dropped
   auto [o, final_state, g_cumsum, A, chunk_states] =
