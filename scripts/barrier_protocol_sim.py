@@ -29,11 +29,11 @@ at its issue, in the producer's order; the warps of one role are taken to be in 
 kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's fences.
 
 The register-operand forward (gdn_fwd_rs.py) and the forward without the chunk prep (gdn_fwd_noprep.py, whose
-shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS): their own
-macros are inlined where its roles call them (math_half, store_o_stage, store_o_walk; arguments substituted), and a
-two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk; branches on the chunk index or
-the chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or 2 math warpgroups, BV / 64)
-sets the roles and the arrival counts written with PT.
+shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS):
+their own macros are inlined where their roles call them (math_half, release_chunk, store_o_stage, store_o_walk;
+arguments substituted), and a two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk;
+branches on the chunk index or the chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or
+2 math warpgroups, BV / 64) sets the roles and the arrival counts written with PT.
 
     python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False|INT ...]
 """
@@ -83,13 +83,15 @@ SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stag
 SHARED_IF = re.compile(r"(\w+) = T\.alloc_shared\(\(([\w ]+ if \w+ else [\w ]+), ")
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
-               "load_rows": ((0,), (1,)), "load_gate_beta": ((0, 1), (2, 3)), "load_gate_cumsum_beta": ((0, 1), (2, 3)),
+               "load_rows": ((0,), (1,)), "load_gate_beta": ((0, 1), (2, 3)),
+               "load_gate_cumsum_beta": ((0, 1), (2, 3)),
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
                "store_seq_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
                "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,))}
 # calls that take a ring stage as an argument of its own: its position (the buffers they name are that stage's)
-STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "load_gate_cumsum_beta": 4, "scale_gamma": 3, "gate_a": 5, "store_seq_rows": 8}
+STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "load_gate_cumsum_beta": 4, "scale_gamma": 3, "gate_a": 5,
+              "store_seq_rows": 8}
 
 
 def intent(parity: str, env: dict) -> int:

@@ -55,9 +55,8 @@ def mutated(old: str, new: str) -> str:
 P_ARRIVALS = """                T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update, Q K^T), V and the cumsum read
                 T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
 """
-P_PRODUCT = """                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
-                T.wait_wgmma(0)  # the update and Q K^T
-"""
+P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, "
+             "clear_accum=True)\n                T.wait_wgmma(0)  # the update and Q K^T\n")
 
 
 @pytest.mark.parametrize("old, new, options, buffer", [
@@ -69,7 +68,8 @@ P_PRODUCT = """                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], 
      {}, "pg_s"),
     # with p_in_math the ring's K, Q and the cumsum are freed only after Q K^T and P's gating have read them
     (P_PRODUCT + """                for r, c in T.Parallel(BT, BT):""",
-     P_ARRIVALS + P_PRODUCT + """                for r, c in T.Parallel(BT, BT):""", {"p_in_math": True}, "(k_s|q_s|g_s)"),
+     P_ARRIVALS + P_PRODUCT + """                for r, c in T.Parallel(BT, BT):""", {"p_in_math": True},
+     "(k_s|q_s|g_s)"),
 ])
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):

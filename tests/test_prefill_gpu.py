@@ -1,10 +1,11 @@
 """flashqla::gdn_prefill on the GPU (sm90 family). It runs the forward without the chunk prep
 (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the plan has
 one segment per sequence at the 128-wide V slice, by default with one v-head per qk-head only (FLASHQLA_FWD_NOPREP=1:
-any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths
-differ (partial chunks, sequences of length 0 and 1, a padding tail, initial and final states in both layouts, fp16,
-strong and absent decay); a profiler run checks which kernels ran, also where the plan falls back (context
-parallelism). chunk_gated_delta_rule under torch.no_grad goes through it.
+any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the float64 reference and
+against gdn_fwd on the same inputs on the shapes whose code paths differ (partial chunks, sequences of length 0 and 1,
+a padding tail, initial and final states in both layouts, fp16, strong and absent decay); a profiler run checks which
+kernels ran, also where the plan falls back (context parallelism, the 64-wide slice, a group of two v-heads).
+chunk_gated_delta_rule under torch.no_grad goes through it.
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
 """
@@ -17,7 +18,8 @@ import pytest
 import torch
 
 import flashqla
-from gdn_inputs import check_packed_forward, forward_reference, make_problem, needs_sm90_kernel, ragged_cu_seqlens, rel_err
+from gdn_inputs import (check_packed_forward, forward_reference, make_problem, needs_sm90_kernel, ragged_cu_seqlens,
+                        rel_err)
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -36,7 +38,8 @@ needs_noprep = needs_sm90_kernel("the forward without the chunk prep")
 
 def prefill(p, cu, lengths, monkeypatch, noprep, state_v_first=False, cp_segment_chunks=0, block_v="128"):
     """torch.ops.flashqla.gdn_prefill on the packed problem; FLASHQLA_FWD_NOPREP (True: 1, False: 0, None: unset) and
-    FLASHQLA_FWD_BLOCK_V for this call only (cp_segment_chunks = 0 and the 128-wide slice: the plan the kernel takes)."""
+    FLASHQLA_FWD_BLOCK_V for this call only (cp_segment_chunks = 0 and the 128-wide slice: the plan the kernel
+    takes)."""
     monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "1" if noprep else "0")
     if noprep is None:
         monkeypatch.delenv("FLASHQLA_FWD_NOPREP")

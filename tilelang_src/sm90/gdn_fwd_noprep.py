@@ -29,8 +29,9 @@ second read of q and k and the A / Z round trip (about half the bytes of the two
 A and gc are not stored: a training forward keeps the prep (the backward reads them).
 
 Warpgroups: the math warpgroups (two at BV = 128, one at 64; with p_in_math, the shipped row, each also forms P
-beside its update); the auxiliary warpgroup (the inverse, G, the gates, and without p_in_math P); three producer warps (K, g and beta; V; Q) filling a two-stage ring by TMA (element copies for a partial
-chunk), and a storer warp storing O from a two-stage buffer. The parameters are gdn_fwd_rs.py's (A and z are not
+beside its update); the auxiliary warpgroup (the inverse, G, the gates, and without p_in_math P); three producer
+warps (K, g and beta; V; Q) filling a two-stage ring by TMA (element copies for a partial chunk), and a storer warp
+storing O from a two-stage buffer. The parameters are gdn_fwd_rs.py's (A and z are not
 read; g takes g_cumsum's place: the raw log decays).
 """
 
@@ -83,7 +84,8 @@ def gdn_fwd_noprep_sm90(
     NMATH = BV // VH  # math warpgroups
     NREG_MATH, NREG_AUX, NREG_LOAD = regs
     assert NMATH * NREG_MATH + NREG_AUX + NREG_LOAD <= 512
-    assert NREG_AUX >= (88 if p_in_math else 104), "the auxiliary warpgroup holds K K^T (32 registers) and the solve's fragments"
+    assert NREG_AUX >= (88 if p_in_math else 104), \
+        "the auxiliary warpgroup holds K K^T (32 registers), the solve's fragments and (without p_in_math) Q K^T"
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
     num_tokens = T.dynamic("num_tokens")
     H = T.dynamic("num_qk_heads")
@@ -110,9 +112,9 @@ def gdn_fwd_noprep_sm90(
 
     @T.macro
     def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, p_frag, q_s, k_s, v_s, g_s,
-                  ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
-                  cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
-                  num_seqs):
+                  ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_kv, empty_kv, full_qz, empty_qz, x_ready,
+                  x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
+                  state_v_first, store_ht, emit_o, warmup, num_seqs):
         """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
         c0 + v0 ... of the head)"""
         v0 = vh * VH
