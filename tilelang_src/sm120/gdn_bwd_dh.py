@@ -18,6 +18,7 @@ sm90/gdn_bwd_dh.py; same prim_func signature.
 import tilelang.language as T
 
 from common.segments import end_state, segment_row, start_state
+from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
 
@@ -34,15 +35,7 @@ def gdn_bwd_dh_sm120(
 ):
     assert V % BV == 0
     NV = V // BV
-    num_tokens = T.dynamic("num_tokens")
-    H = T.dynamic("num_qk_heads")
-    HV = T.dynamic("num_v_heads")
-    N1 = T.dynamic("num_seqs_plus_one")
-    NS = T.dynamic("num_states")
-    NH = T.dynamic("num_h_slots")
-    NSEG = T.dynamic("num_segs")
-    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
-    NROWS = T.dynamic("num_range_rows")
+    num_tokens, H, HV, N1, NS, NH, NSEG, NGRID, NROWS = walk_dims()  # common/walk_dims.py
     accum = "float32"
 
     @T.prim_func

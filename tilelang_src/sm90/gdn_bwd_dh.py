@@ -33,6 +33,7 @@ from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_state_tile
 from common.grid_dependency import grid_dependency
 from common.segments import end_state, segment_row, start_state
+from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
 
@@ -55,15 +56,7 @@ def gdn_bwd_dh_sm90(
 ):
     assert V % BV == 0
     NV = V // BV
-    num_tokens = T.dynamic("num_tokens")
-    H = T.dynamic("num_qk_heads")
-    HV = T.dynamic("num_v_heads")
-    N1 = T.dynamic("num_seqs_plus_one")
-    NS = T.dynamic("num_states")
-    NH = T.dynamic("num_h_slots")
-    NSEG = T.dynamic("num_segs")
-    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
-    NROWS = T.dynamic("num_range_rows")
+    num_tokens, H, HV, N1, NS, NH, NSEG, NGRID, NROWS = walk_dims()  # common/walk_dims.py
     accum = "float32"
 
     @T.prim_func

@@ -39,6 +39,7 @@ from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_seq_rows, store_state_tile, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
+from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
 
@@ -99,15 +100,7 @@ def gdn_fwd_sm90(
     # warp's o store takes 24 of WG2's, which then holds a 64 x 64 O (at BV = 128 a 64 x 128 O: no spills in WG2
     # at 128 either, and the producer warps' spill stores in ptxas -v go from 640 to 472 bytes)
     NREG_O, NREG_LOAD = (128, 64) if STAGE_O or STAGE_OW else (152, 40)
-    num_tokens = T.dynamic("num_tokens")
-    H = T.dynamic("num_qk_heads")
-    HV = T.dynamic("num_v_heads")
-    N1 = T.dynamic("num_seqs_plus_one")
-    NS = T.dynamic("num_states")
-    NH = T.dynamic("num_h_slots")
-    NSEG = T.dynamic("num_segs")
-    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
-    NROWS = T.dynamic("num_range_rows")
+    num_tokens, H, HV, N1, NS, NH, NSEG, NGRID, NROWS = walk_dims()  # common/walk_dims.py
     accum = "float32"
 
     @T.macro

@@ -43,6 +43,7 @@ from common.chunk_store import store_seq_rows, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
+from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
 ROW_PAD = 4  # floats of padding per row of the inverse's fp32 matrices (as in chunk_prep.py)
@@ -87,15 +88,7 @@ def gdn_fwd_noprep_sm90(
     assert NREG_AUX >= (88 if p_in_math else 104), \
         "the auxiliary warpgroup holds K K^T (32 registers), the solve's fragments and (without p_in_math) Q K^T"
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
-    num_tokens = T.dynamic("num_tokens")
-    H = T.dynamic("num_qk_heads")
-    HV = T.dynamic("num_v_heads")
-    N1 = T.dynamic("num_seqs_plus_one")
-    NS = T.dynamic("num_states")
-    NH = T.dynamic("num_h_slots")
-    NSEG = T.dynamic("num_segs")
-    NGRID = T.dynamic("num_seg_ctas")  # num_segs (main pass) or 2 * num_segs (warm-up pass)
-    NROWS = T.dynamic("num_range_rows")
+    num_tokens, H, HV, N1, NS, NH, NSEG, NGRID, NROWS = walk_dims()  # common/walk_dims.py
     accum = "float32"
 
     @T.macro
