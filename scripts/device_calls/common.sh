@@ -88,7 +88,8 @@ ab_drift() {
 
 # ab_runs MODE "HEADS" "MIXES" LABEL=SITE[:VAR=VALUE[,VAR=VALUE]] ...: flashqla alone (bench_gdn.py --mode MODE), one
 # process per run in the order given, each with PYTHONPATH=SITE and the optional environment settings (e.g.
-# pdl0=/tmp/site:FLASHQLA_PDL=0); then ms_table.py's table of the runs (the first over the last) (twenty-eighth session)
+# pdl0=/tmp/site:FLASHQLA_PDL=0), each within AB_TIMEOUT seconds (default 70); then ms_table.py's table of the runs
+# (the first over the last) (twenty-eighth session)
 ab_runs() {
   local mode=$1 heads=$2 mixes=$3 spec label site setting rc tables=()
   shift 3
@@ -99,8 +100,9 @@ ab_runs() {
     case $site in *:*) setting=${site#*:}; site=${site%%:*} ;; esac
     setting=${setting//,/ }  # several settings: VAR=VALUE,VAR=VALUE
     # shellcheck disable=SC2086
-    env $setting PYTHONPATH="$site" PYTHONUNBUFFERED=1 timeout 70 python3 benchmarks/bench_gdn.py --mode "$mode" \
-      --libs flashqla --heads $heads --mixes $mixes --json "$OUT/ab_${mode}_$label.json" > "$OUT/ab_${mode}_$label.log" 2>&1
+    env $setting PYTHONPATH="$site" PYTHONUNBUFFERED=1 timeout "${AB_TIMEOUT:-70}" python3 benchmarks/bench_gdn.py \
+      --mode "$mode" --libs flashqla --heads $heads --mixes $mixes --json "$OUT/ab_${mode}_$label.json" \
+      > "$OUT/ab_${mode}_$label.log" 2>&1
     rc=$?
     echo "$mode $label rc=$rc"
     [ $rc -eq 0 ] || tail -3 "$OUT/ab_${mode}_$label.log"
@@ -123,17 +125,10 @@ peer_table() {
 }
 
 # ab_fused_setting MODE "HEADS" "MIXES": flashqla alone in one wheel (the installed one) with FLASHQLA_FUSED_BWD 0, 1
-# and 0 again (the run's drift), then ms_table.py's table of the three (twenty-fifth session)
+# and 0 again (the run's drift), then ms_table.py's table of the three (twenty-fifth session): ab_runs' case
 ab_fused_setting() {
-  local mode=$1 tag
-  for tag in 0 1 0b; do
-    # shellcheck disable=SC2086
-    FLASHQLA_FUSED_BWD=${tag%b} PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 90 python3 benchmarks/bench_gdn.py \
-      --mode "$mode" --libs flashqla --heads $2 --mixes $3 --json "$OUT/ab_${mode}_$tag.json" > "$OUT/ab_${mode}_$tag.log" 2>&1
-    echo "$mode fused=$tag rc=$?"
-  done
-  python3 scripts/device_calls/ms_table.py "$mode" "pair=$OUT/ab_${mode}_0.json" "fused=$OUT/ab_${mode}_1.json" \
-    "pair_again=$OUT/ab_${mode}_0b.json"
+  AB_TIMEOUT=90 ab_runs "$1" "$2" "$3" pair=/tmp/site:FLASHQLA_FUSED_BWD=0 fused=/tmp/site:FLASHQLA_FUSED_BWD=1 \
+    pair_again=/tmp/site:FLASHQLA_FUSED_BWD=0
 }
 
 # profile_step FUSED "HEADS" "MIXES" [LIMIT_S]: benchmarks/profile_kernels.py with FLASHQLA_FUSED_BWD=FUSED (the
