@@ -30,8 +30,8 @@ kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's f
 
 The register-operand forward (gdn_fwd_rs.py) and the forward without the chunk prep (gdn_fwd_noprep.py, whose
 shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS):
-their own macros are inlined where their roles call them (math_half, release_chunk, store_o_stage, store_o_walk;
-arguments substituted), and a two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk;
+their own macros and the common ones that hold barrier operations (store_o_walk, common/chunk_store.py) are inlined
+where their roles call them (math_half, release_chunk, store_o_stage, store_o_walk; arguments substituted), and a two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk;
 branches on the chunk index or the chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or
 2 math warpgroups, BV / 64) sets the roles and the arrival counts written with PT.
 
@@ -43,6 +43,7 @@ from __future__ import annotations
 import random
 import re
 import sys
+from pathlib import Path
 
 # per kernel (found by the `return` that ends its program): the roles' branch headers, in source order, and their
 # weights (threads). The fused backward (gdn_bwd_fused.py) adds the state warpgroup WS and walks chunks
@@ -67,10 +68,12 @@ KERNELS = {
 # constants of its arrival counts (from NMATH, given as a flag) and the roles that exist only with two math warpgroups
 KERNEL_OPTIONS = {
     # (the math warpgroups write o_s's stage in their own V columns, 64 vh .. 64 vh + 64: not a race between them)
-    "return gdn_fwd_rs": dict(inline=True, stage_exprs=True, nmath_role="M1", disjoint={"o_s": {"M0", "M1"}}),
+    "return gdn_fwd_rs": dict(inline=True, stage_exprs=True, nmath_role="M1", disjoint={"o_s": {"M0", "M1"}},
+                              common_macros={"store_o_walk": "chunk_store.py"}),
     # (with p_in_math each math warpgroup writes and reads its own slice of pm_s, pm_s[vh])
     "return gdn_fwd_noprep": dict(inline=True, stage_exprs=True, nmath_role="M1",
-                                  disjoint={"o_s": {"M0", "M1"}, "pm_s": {"M0", "M1"}}),
+                                  disjoint={"o_s": {"M0", "M1"}, "pm_s": {"M0", "M1"}},
+                                  common_macros={"store_o_walk": "chunk_store.py"}),
 }
 LOOPS = {"for it in T.serial(items)": "it", "for jv in T.serial(group)": "jv", "for i in T.serial(n_iter)": "i"}
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
@@ -199,6 +202,22 @@ def logical_lines(lines: list[str]) -> list[str]:
     return out + ([cur] if cur else [])
 
 
+COMMON = Path(__file__).resolve().parent.parent / "tilelang_src" / "common"
+
+
+def common_macro_lines(names: dict) -> list[str]:
+    """The definitions (`@T.macro` and its function) of the macros `names` ({name: file under tilelang_src/common})
+    that a kernel calls with barrier operations inside: inlined like the kernel's own."""
+    out = []
+    for name, file in names.items():
+        lines = (COMMON / file).read_text().split("\n")
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
+        end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i].startswith((" ", ")"))),
+                   len(lines))
+        out += ["@T.macro"] + lines[start:end]
+    return out
+
+
 def inline_macros(lines: list[str]) -> list[str]:
     """The lines with every call of a macro defined in this source (`@T.macro` then `def NAME(PARAMS):`) replaced by
     its body (docstring dropped), its parameters substituted by the call's arguments (parenthesized unless a name or
@@ -269,7 +288,7 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     opts = KERNEL_OPTIONS.get(end_marker, {})
     params = {m.group(1): m.group(2) == "True" for line in lines if (m := FLAG.match(line))}
     if opts.get("inline"):
-        lines = inline_macros(logical_lines(lines))
+        lines = inline_macros(logical_lines(common_macro_lines(opts.get("common_macros", {})) + lines))
     stage_exprs = bool(opts.get("stage_exprs"))
     params.update(flags or {})
     nmath = params.get("NMATH", 2)

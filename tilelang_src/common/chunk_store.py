@@ -49,3 +49,19 @@ def store_seq_rows(src, dst, t0, seq_end, head, col0, BT, width, stage=None):
                 dst[t0 + r, head, col0 + c] = src[r, c]
             else:
                 dst[t0 + r, head, col0 + c] = src[stage, r, c]
+
+
+@T.macro
+def store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0, BT, BV):
+    """The storer warp of the register-operand forwards (sm90/gdn_fwd_rs.py, gdn_fwd_noprep.py): each chunk's O from
+    its stage of the two-stage buffer o_s to o (one TMA store for a full chunk, store_seq_rows for a partial one),
+    once the math warpgroups filled it (o_full), then the stage back to them (o_free)."""
+    for i in T.serial(n_iter):
+        t0 = seq_start + (c_first + i) * BT
+        T.barrier_wait(o_full[i % 2], (i // 2) % 2)
+        if t0 + BT <= seq_end:
+            T.tma_copy(o_s[i % 2, :, :], o[t0:t0 + BT, hv, c0:c0 + BV])
+            T.tma_store_wait()
+        else:
+            store_seq_rows(o_s, o, t0, seq_end, hv, c0, BT, BV, i % 2)
+        T.barrier_arrive(o_free[i % 2])

@@ -39,7 +39,7 @@ import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
 
 from common.chunk_load import load_gate_cumsum_beta, load_rows
-from common.chunk_store import store_seq_rows, zero_padding_tail
+from common.chunk_store import store_o_walk, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
@@ -207,19 +207,6 @@ def gdn_fwd_noprep_sm90(
             else:
                 for a, b in T.Parallel(VH, K):
                     ht[n, hv, b, vg + a] = s_frag[a, b]
-
-    @T.macro
-    def store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0):
-        """The storer warp: each chunk's O from o_s to o (one TMA store for a full chunk)"""
-        for i in T.serial(n_iter):
-            t0 = seq_start + (c_first + i) * BT
-            T.barrier_wait(o_full[i % 2], (i // 2) % 2)
-            if t0 + BT <= seq_end:
-                T.tma_copy(o_s[i % 2, :, :], o[t0:t0 + BT, hv, c0:c0 + BV])
-                T.tma_store_wait()
-            else:
-                store_seq_rows(o_s, o, t0, seq_end, hv, c0, BT, BV, i % 2)
-            T.barrier_arrive(o_free[i % 2])
 
     @T.prim_func
     def gdn_fwd_noprep(
@@ -446,7 +433,7 @@ def gdn_fwd_noprep_sm90(
                         T.barrier_arrive(full_qz[i % 2])
                 else:
                     if emit_o:
-                        store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0)
+                        store_o_walk(o, o_s, o_full, o_free, seq_start, seq_end, c_first, n_iter, hv, c0, BT, BV)
                         # the last sequence's last segment zeroes the padding tail [cu[N], T)
                         if is_last and n == num_seqs - 1:
                             zero_padding_tail(o, seq_end, num_tokens, hv, c0, BT, BV, dtype)
