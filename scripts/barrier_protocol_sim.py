@@ -31,9 +31,10 @@ kernel's warpgroup barriers keep them). Not covered: timing, the async proxy's f
 The register-operand forward (gdn_fwd_rs.py) and the forward without the chunk prep (gdn_fwd_noprep.py, whose
 shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS):
 their own macros and the common ones that hold barrier operations (store_o_walk, common/chunk_store.py) are inlined
-where their roles call them (math_half, release_chunk, store_o_stage, store_o_walk; arguments substituted), and a two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk;
-branches on the chunk index or the chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or
-2 math warpgroups, BV / 64) sets the roles and the arrival counts written with PT.
+where their roles call them (math_half, release_chunk, store_o_stage, store_o_walk; arguments substituted), and a
+two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk; branches on the chunk index or the
+chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or 2 math warpgroups, BV / 64) sets
+the roles and the arrival counts written with PT.
 
     python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False|INT ...]
 """
