@@ -7,7 +7,10 @@ warp-level named barrier (32 threads) before the dO producer warp's zero-filled 
 chunk: that warp alone writes the buffer and publishes it with a fence and an mbarrier arrive, so the
 barrier orders nothing. The SM90 forward (sm90/gdn_fwd.py) keeps these lines inline: through the macros
 the planner drops WG1's warpgroup barrier at the top of a chunk and puts one before every store of its
-W loop instead (sixteen per chunk; correct, but not what the kernel wants)."""
+W loop instead (sixteen per chunk; correct, but not what the kernel wants). So do the register-operand forwards
+(sm90/gdn_fwd_rs.py, gdn_fwd_noprep.py), whose segment row and transposed start and end states repeat each other:
+through segment_row or macros for those states the planner moves each math warpgroup's barrier across its O
+hand-off or its state stores (thirty-first session), which would change the code their GPU runs tested."""
 
 import tilelang.language as T
 
