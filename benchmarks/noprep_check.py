@@ -39,7 +39,7 @@ NOPREP_ABLATIONS = {
     4: ("aux: solve", "                    # A_g into inv_s", "                    # G = A_g"),
     8: ("aux: G", "                    # G = A_g", "                    T.fence_proxy_async()\n"
         "                    T.barrier_arrive(x_ready"),
-    16: ("aux: gates of P and M", "                    # one exponential per element",
+    16: ("aux: gates of P and M", "                    # P = scale * Gamma * (Q K^T)\n",
          "                    T.copy(kk_frag, m_s[:, 0:BT])"),
     32: ("aux: Q K^T", "                    if not p_in_math:\n                        T.barrier_wait(full_qz",
          "                    # beta for the solve"),
@@ -49,10 +49,9 @@ ablate.SPECS["fwdnp128"].update(ablations=NOPREP_ABLATIONS, variants=["cur", "ab
                                            "products, never divisions\n")
 ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144), p_in_math=True),
                                variants=["cur"])
-# P formed by the auxiliary warpgroup (fwdnp128a), with P's and M's gates in one pass (fwdnp128f); the shipped row
-# with the solve's scratch in a buffer of its own (own_scratch: three warpgroup syncs fewer per chunk)
+# P formed by the auxiliary warpgroup (fwdnp128a); the shipped row with the solve's scratch in a buffer of its own
+# (own_scratch: three warpgroup syncs fewer per chunk)
 ablate.SPECS["fwdnp128a"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128), variants=["cur"])
-ablate.SPECS["fwdnp128f"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, fuse_gates=True), variants=["cur"])
 ablate.SPECS["fwdnp128s"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, p_in_math=True, own_scratch=True),
                                  variants=["cur"])
 
@@ -124,7 +123,7 @@ def time_ms(fn) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kernels", nargs="+", default=["fwdnp128", "fwdnp64"],
-                    choices=["fwdnp128", "fwdnp64", "fwdnp128a", "fwdnp128f", "fwdnp128s"])
+                    choices=["fwdnp128", "fwdnp64", "fwdnp128a", "fwdnp128s"])
     ap.add_argument("--time", nargs="*", default=["32,32:8192x4", "32,32:4096x8", "16,32:8192x4", "32,32:8192x1",
                                                   "16,64:8192x4", "32,32:2048x4"])
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))

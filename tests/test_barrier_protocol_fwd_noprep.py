@@ -19,9 +19,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
-OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "own_scratch": True},
-           {}, {"fuse_gates": True}]
-IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-own-scratch", "p_in_aux", "p_in_aux-fused"]
+OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "own_scratch": True}, {}]
+IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-own-scratch", "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():
@@ -67,9 +66,8 @@ P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p
     ("                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done\n", "",
      {}, "pg_s"),
     # with p_in_math the ring's K, Q and the cumsum are freed only after Q K^T and P's gating have read them
-    (P_PRODUCT + """                for r, c in T.Parallel(BT, BT):""",
-     P_ARRIVALS + P_PRODUCT + """                for r, c in T.Parallel(BT, BT):""", {"p_in_math": True},
-     "(k_s|q_s|g_s)"),
+    (P_PRODUCT + "                gate_p(p_frag", P_ARRIVALS + P_PRODUCT + "                gate_p(p_frag",
+     {"p_in_math": True}, "(k_s|q_s|g_s)"),
 ])
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):

@@ -1,5 +1,6 @@
 """The chunk algebra of the forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py, docs/fwd_noprep.md),
-in float64 on the CPU: M gated by exp(-|gc_i - gc_j|) before the solve gives the gated inverse A_g = Gamma * A0, and
+in float64 on the CPU: M gated above the diagonal by exp(gc_m - gc_j) before the solve gives the gated inverse
+A_g = Gamma * A0, and
 the chain SK -> W -> U = (A_g beta_col) W -> S' = gamma_last S + K^T diag(r) U, O = scale gamma (Q S) + P U reproduces
 the token recurrence (python/flashqla/reference.py), on chunks with partial tails, strong and absent decay and an
 initial state. A wrong gate orientation, a missing beta or r fails it by far more than rounding."""
@@ -16,10 +17,10 @@ BT = 64
 
 
 def gated_inverse(k: torch.Tensor, beta: torch.Tensor, gc: torch.Tensor) -> torch.Tensor:
-    """A_g of one chunk as the kernel forms it: M_g[j, m] = exp(-|gc_j - gc_m|) (K K^T)[j, m] read above the
+    """A_g of one chunk as the kernel forms it: M_g[j, m] = exp(gc_m - gc_j) (K K^T)[j, m] read above the
     diagonal, T[m, j] = beta_m M_g[j, m] (m > j), A_g = (I + T)^-1."""
     n = k.shape[0]
-    m_g = torch.exp(-(gc[:, None] - gc[None, :]).abs()) * (k @ k.T)
+    m_g = torch.exp(gc[None, :] - gc[:, None]) * (k @ k.T)
     upper = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
     t = (beta[:, None] * torch.where(upper, m_g, 0.0).T)  # T[m, j] = beta_m M_g[j, m] for m > j
     return torch.linalg.inv(torch.eye(n, dtype=k.dtype) + t)
@@ -48,12 +49,16 @@ def noprep_forward(q, k, v, g, beta, scale, h0, lengths):
     return torch.cat(outs) if outs else q.new_zeros(0, v.shape[1]), torch.stack(finals)
 
 
-@pytest.mark.parametrize("gate", ["strong", "mild"])
+@pytest.mark.parametrize("gate", ["strong", "mild", "growing"])
 @pytest.mark.parametrize("lengths", [[200], [1, 64, 130, 65], [300, 0, 7]])
 def test_noprep_chunk_algebra_equals_the_recurrence(lengths, gate):
-    """Four v-heads of one qk-head: with the strong gate a quarter of the heads has no decay, the rest decay fast."""
+    """Four v-heads of one qk-head: with the strong gate a quarter of the heads has no decay, the rest decay fast;
+    growing: g > 0 on some tokens (not a GDN model's gate, but the API takes it: the kernel's gating must not assume
+    the sign)."""
     T_, HV = sum(lengths), 4
-    p = make_problem(1, T_, 1, HV, gate=gate, N=len(lengths))
+    p = make_problem(1, T_, 1, HV, gate="mild" if gate == "growing" else gate, N=len(lengths))
+    if gate == "growing":
+        p["g"] = p["g"] + 0.05 * torch.rand_like(p["g"])
     cu = ragged_cu_seqlens(lengths, "cpu")
     o_ref, ht_ref = gdn_recurrent_ref(p["q"].double(), p["k"].double(), p["v"].double(), p["g"].double(),
                                       p["beta"].double(), scale=128 ** -0.5, initial_state=p["initial_state"].double(),

@@ -6,14 +6,13 @@ each, S~^T and the chain's products register-sourced), with the chunk's work spl
 splits it (read, not copied: docs/speed_plan.md Ready 1): the producer warp that loads K forms the chunk's cumsum
 gc of g (a shuffle scan), and an auxiliary warpgroup forms, per chunk,
 
-    M_g = Gamma~ * (K K^T), Gamma~[i, j] = exp(-|gc_i - gc_j|)        (fp32; the solve reads above the diagonal)
-    A_g = (I + strictLower(diag(beta) M_g))^-1 = Gamma * A0             (the prep's blockwise solve, fp32)
+    M_g = Gamma^T * (K K^T) above the diagonal, Gamma^T[i, j] = exp(gc_j - gc_i) (fp32, where the solve reads it)
+    A_g = (I + strictLower(diag(beta) M_g^T))^-1 = Gamma * A0            (the prep's blockwise solve, fp32)
     G   = A_g * beta_col                                               [BT, BT] bf16
     P   = scale * Gamma * (Q K^T), i >= j                              [BT, BT] bf16
     gamma = exp(gc), r = exp(gc_last - gc), scale * gamma              (per row)
 
-(Gamma[i, j] = exp(gc_i - gc_j) on and below the diagonal, A0 the ungated inverse of chunk_prep.py: one exponential
-per element serves P and M_g, since exp(-|gc_i - gc_j|) is Gamma on and below the diagonal and Gamma^T above it).
+(Gamma[i, j] = exp(gc_i - gc_j) on and below the diagonal, A0 the ungated inverse of chunk_prep.py.)
 Each math warpgroup runs its 64 V rows' chain with the inverse applied on it (three products where gdn_fwd_rs.py
 has two, but no X, A or Z through HBM):
 
@@ -71,8 +70,6 @@ def gdn_fwd_noprep_sm90(
     # in its registers, into a buffer of its own) instead of the auxiliary warpgroup: the math warpgroups wait for the
     # auxiliary one's G for most of a chunk, and P does not depend on the inverse
     p_in_math: bool = False,
-    # P's and M's gates in one pass over both fragments (one exponential per element for both) rather than two
-    fuse_gates: bool = False,
     # the solve's merges write their scratch Y to a buffer of their own instead of the inverse's upper block (TileLang
     # then plans no write-after-read syncs of inv_s between the solve's steps)
     own_scratch: bool = False,
@@ -90,6 +87,20 @@ def gdn_fwd_noprep_sm90(
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
     num_tokens, H, HV, N1, NS, NH, NSEG, NGRID, NROWS = walk_dims()  # common/walk_dims.py
     accum = "float32"
+
+    @T.macro
+    def gate_p(p_frag, g_s, st, scale):
+        """p_frag <- scale * Gamma * p_frag, Gamma[r, c] = exp(gc_r - gc_c) on and below the diagonal, 0 above, from
+        the cumsum stage g_s[st], exact for gates of either sign. The loads stay out of the select (a select over
+        shared loads lowers to a branch per element, which serializes the loads' latency), the select picks the
+        exponent (0 above the diagonal: no overflow there) and a product masks the result: chunk_gates.py
+        scale_gamma's select over the exponential cost the math warpgroups the registers that keep ptxas from
+        serializing their wgmma (C7512)."""
+        for r, c in T.Parallel(BT, BT):
+            g_r = g_s[st, r]
+            g_c = g_s[st, c]
+            p_frag[r, c] = (scale * T.exp2(T.if_then_else(r >= c, g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)
+                            * p_frag[r, c])
 
     @T.macro
     def release_chunk(o_frag, o_s, x_free, o_full, o_free, j, v0, emit_o):
@@ -177,11 +188,7 @@ def gdn_fwd_noprep_sm90(
                 # completed at this chunk's first wait)
                 T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
                 T.wait_wgmma(0)  # the update and Q K^T
-                for r, c in T.Parallel(BT, BT):
-                    g_r = g_s[i % 2, r]
-                    g_c = g_s[i % 2, c]
-                    p_frag[r, c] = (scale * T.exp2(T.min(g_r - g_c, 0.0) * LOG2E) * T.cast(r >= c, accum)
-                                    * p_frag[r, c])
+                gate_p(p_frag, g_s, i % 2, scale)
                 T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update, Q K^T), V and the cumsum read
                 T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
                 T.copy(p_frag, pm_s[vh, :, :])
@@ -355,10 +362,7 @@ def gdn_fwd_noprep_sm90(
                         T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
                         T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
                     # beta for the solve, the per-row gates for the math warpgroups (g_s holds the chunk's cumsum,
-                    # formed by the producer warp). The element passes below keep their loads out of selects and
-                    # mask by a product: a select over loads lowers to a branch per element, and the branches
-                    # serialize the loads' latency; Gamma's exponent is clamped at 0 so that the masked upper
-                    # triangle stays finite
+                    # formed by the producer warp)
                     if ax < BT:
                         beta_s[ax] = b_s[i % 2, ax]
                     for r in T.Parallel(BT):
@@ -370,25 +374,17 @@ def gdn_fwd_noprep_sm90(
                     # numbers its barriers from 1 up, one per thread range)
                     T.sync_threads(AUX_BARRIER, 128)
                     T.wait_wgmma(0)
-                    # one exponential per element for both matrices: Gamma's element exp(-|g_r - g_c|) is
-                    # exp(g_r - g_c) on and below the diagonal (P) and exp(g_c - g_r) above it, where the solve reads
-                    # M as T[m, j] = beta_m M[j, m] (m > j): so M is gated before the solve, which then forms the gated
-                    # inverse A_g = Gamma * A0 directly, and G is A_g * beta_col
+                    # P = scale * Gamma * (Q K^T)
                     if emit_o and not p_in_math:
-                        if fuse_gates:
-                            for r, c in T.Parallel(BT, BT):
-                                e = T.exp2(-T.abs(g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E)
-                                kk_frag[r, c] = kk_frag[r, c] * (e * T.cast(c > r, accum))
-                                p_frag[r, c] = p_frag[r, c] * (scale * e * T.cast(r >= c, accum))
-                        else:  # P's pass first, then M's: fewer registers live (the fused pass spills at 104)
-                            for r, c in T.Parallel(BT, BT):
-                                e = T.exp2(-T.abs(g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E)
-                                p_frag[r, c] = p_frag[r, c] * (scale * e * T.cast(r >= c, accum))
-                        T.copy(p_frag, pg_s[i % 2, :, :])  # P = scale * Gamma * (Q K^T)
-                    if p_in_math or not emit_o or not fuse_gates:
-                        for r, c in T.Parallel(BT, BT):
-                            e = T.exp2(-T.abs(g_s[i % 2, r] - g_s[i % 2, c]) * LOG2E)
-                            kk_frag[r, c] = kk_frag[r, c] * (e * T.cast(c > r, accum))
+                        gate_p(p_frag, g_s, i % 2, scale)
+                        T.copy(p_frag, pg_s[i % 2, :, :])
+                    # M gated above the diagonal, where the solve reads it (T[m, j] = beta_m M[j, m], m > j):
+                    # M[j, m] exp(gc_m - gc_j), so that the solve forms the gated inverse A_g directly (gate_p's form)
+                    for r, c in T.Parallel(BT, BT):
+                        g_r = g_s[i % 2, r]
+                        g_c = g_s[i % 2, c]
+                        kk_frag[r, c] = (T.exp2(T.if_then_else(c > r, g_c - g_r, 0.0) * LOG2E) * T.cast(c > r, accum)
+                                         * kk_frag[r, c])
                     T.copy(kk_frag, m_s[:, 0:BT])
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
