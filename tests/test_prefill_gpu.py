@@ -3,9 +3,9 @@
 one segment per sequence at the 128-wide V slice, by default with one v-head per qk-head only (FLASHQLA_FWD_NOPREP=1:
 any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the float64 reference and
 against gdn_fwd on the same inputs on the shapes whose code paths differ (partial chunks, sequences of length 0 and 1,
-a padding tail, initial and final states in both layouts, fp16, strong and absent decay); a profiler run checks which
-kernels ran, also where the plan falls back (context parallelism, the 64-wide slice, a group of two v-heads).
-chunk_gated_delta_rule under torch.no_grad goes through it.
+a padding tail, initial and final states in both layouts, fp16, strong and absent decay, gates that grow); a profiler
+run checks which kernels ran, also where the plan falls back (context parallelism, the 64-wide slice, a group of two
+v-heads). chunk_gated_delta_rule under torch.no_grad goes through it.
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
 """
@@ -31,6 +31,8 @@ CASES = {
     "ragged+tail H8/HV32": (8, 32, [1, 0, 130, 64, 1000, 63], 77, torch.bfloat16, "strong"),
     "4x2048 H16/HV32": (16, 32, [2048] * 4, 0, torch.bfloat16, "strong"),
     "mild fp16 H4/HV16": (4, 16, [65, 1, 200, 700], 5, torch.float16, "mild"),
+    # g > 0 on some tokens (not a GDN model's gate, but the op takes it): the kernel's gating must not assume the sign
+    "growing H8/HV8": (8, 8, [300, 64, 5], 3, torch.bfloat16, "growing"),
 }
 
 needs_noprep = needs_sm90_kernel("the forward without the chunk prep")
@@ -66,8 +68,10 @@ def kernels_of(fn) -> list[str]:
 def test_noprep_matches_reference_and_gdn_fwd(case, state_v_first, monkeypatch):
     H, HV, lengths, tail, dtype, gate = CASES[case]
     cu = ragged_cu_seqlens(lengths, DEV)
-    p = make_problem(1, sum(lengths) + tail, H, HV, dtype=dtype, device=DEV, N=len(lengths), gate=gate,
-                     state_v_first=state_v_first)
+    p = make_problem(1, sum(lengths) + tail, H, HV, dtype=dtype, device=DEV, N=len(lengths),
+                     gate="mild" if gate == "growing" else gate, state_v_first=state_v_first)
+    if gate == "growing":
+        p["g"] = p["g"] + 0.05 * torch.rand_like(p["g"])
     o_ref, ht_ref = forward_reference(p, cu, lengths, state_v_first)
     outs = {}
     for noprep in (True, False):
