@@ -7,7 +7,8 @@
 # SKIP (default 1): matching launches to pass over first. Two steps run; a kernel launched once per step is
 # profiled in the second (the first loads the modules); gdn_fwd runs twice per step (forward, and the
 # backward's state recompute), so gdn_fwd@2 is the second step's forward. ncu gets --clock-control none
-# (the device notes: leave the clocks alone).
+# (the device notes: leave the clocks alone). NCU_STEP=prefill: the two steps are inference forwards instead (no
+# gradient: flashqla::gdn_prefill), one launch of its kernel each.
 set -u
 out=$1; heads=$2; tokens=$3; shift 3
 mkdir -p "$out"
@@ -22,6 +23,10 @@ x = make_inputs([$tokens], hqk, hv)
 leaves = {n: x[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta", "initial_state")}
 do, dht = torch.randn_like(x["v"]), torch.randn_like(x["initial_state"])
 for _ in range(2):
+    if "${NCU_STEP:-train}" == "prefill":
+        with torch.no_grad():
+            flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=x["cu_seqlens"])
+        continue
     o, ht = flashqla.chunk_gated_delta_rule(**leaves, output_final_state=True, cu_seqlens=x["cu_seqlens"])
     torch.autograd.backward([o, ht], [do, dht])
 torch.cuda.synchronize()

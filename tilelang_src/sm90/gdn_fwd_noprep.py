@@ -77,10 +77,17 @@ def gdn_fwd_noprep_sm90(
     # the solve's merges write their scratch Y to a buffer of their own instead of the inverse's upper block (TileLang
     # then plans no write-after-read syncs of inv_s between the solve's steps)
     own_scratch: bool = False,
+    # stages of the ring of K, g's cumsum and beta (V and Q keep two): with three the producer warp loads chunk i + 3's
+    # K when chunk i is freed, so the auxiliary warpgroup finds chunk i + 2's ready as soon as the math warpgroups free
+    # its output stage (with two, the load's latency after the math warpgroups free K sat between them: Nsight
+    # Compute, H100, (32, 32) 8192x4, the auxiliary warpgroup waited for K a quarter of its time and the math
+    # warpgroups for G 28 % of theirs)
+    k_stages: int = 2,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
-    assert BV in (64, 128) and V == 128 and K == 128 and BT == 64
+    assert BV in (64, 128) and V == 128 and K == 128 and BT == 64 and k_stages in (2, 3)
+    KS = k_stages
     NV = V // BV
     VH = 64  # a math warpgroup's V rows
     NMATH = BV // VH  # math warpgroups
@@ -121,8 +128,8 @@ def gdn_fwd_noprep_sm90(
 
     @T.macro
     def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, p_frag, q_s, k_s, v_s, g_s,
-                  ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_kv, empty_kv, full_qz, empty_qz, x_ready,
-                  x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
+                  ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz,
+                  empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
                   state_v_first, store_ht, emit_o, warmup, num_seqs):
         """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
         c0 + v0 ... of the head)"""
@@ -147,14 +154,14 @@ def gdn_fwd_noprep_sm90(
         # every wait is a wait for all (gdn_fwd_rs.py: ptxas serializes the kernel's wgmma otherwise); O2 is left in
         # flight across the back edge and completes at the next chunk's first wait
         for i in T.serial(n_iter):
-            T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
+            T.barrier_wait(full_k[i % KS], (i // KS) % 2)
             T.barrier_wait(x_ready[i % 2], (i // 2) % 2)
             T.copy(s_frag, st_frag)
             # SK = S~^T K^T (with sk_halves its first 32 columns)
             if sk_halves:
-                T.wgmma_gemm(st_frag, k_s[i % 2, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % KS, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True)
             else:
-                T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % KS, :, :], sk_frag, transpose_B=True, clear_accum=True)
             T.wait_wgmma(0)  # SK, and chunk i - 1's O2
             if i > 0:
                 release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, v0, emit_o)
@@ -165,10 +172,11 @@ def gdn_fwd_noprep_sm90(
             for a, b in T.Parallel(VH, K):
                 s_frag[a, b] *= decay
             # W^T = V^T - SK diag(gamma)
+            T.barrier_wait(full_v[i % 2], (i // 2) % 2)
             if sk_halves:
                 for a, t in T.Parallel(VH, BT // 2):
                     wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
-                T.wgmma_gemm(st_frag, k_s[i % 2, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % KS, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True)
                 T.wait_wgmma(0)  # O1 and SK's second half
                 for a, t in T.Parallel(VH, BT // 2):
                     wt_frag[a, BT // 2 + t] = (v_s[i % 2, BT // 2 + t, v0 + a]
@@ -176,6 +184,7 @@ def gdn_fwd_noprep_sm90(
             else:
                 for a, t in T.Parallel(VH, BT):
                     wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+            T.barrier_arrive(empty_v[i % 2])  # V read (W^T)
             # U^T = W^T G^T
             T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True)
             T.wait_wgmma(0)  # O1 and U
@@ -187,14 +196,14 @@ def gdn_fwd_noprep_sm90(
                 ut_frag[a, t] = u_frag[a, t]
                 wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
             # S^T += (U^T diag(r)) K
-            T.wgmma_gemm(wt_frag, k_s[i % 2, :, :], s_frag)
+            T.wgmma_gemm(wt_frag, k_s[i % KS, :, :], s_frag)
             if p_in_math:
                 # Q K^T beside the update, then P in this warpgroup's own buffer (chunk i - 1's O2 has read it: it
                 # completed at this chunk's first wait)
-                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True)
                 T.wait_wgmma(0)  # the update and Q K^T
-                gate_p(p_frag, g_s, i % 2, scale)
-                T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update, Q K^T), V and the cumsum read
+                gate_p(p_frag, g_s, i % KS, scale)
+                T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
                 T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
                 T.copy(p_frag, pm_s[vh, :, :])
                 T.fence_proxy_async()
@@ -203,7 +212,7 @@ def gdn_fwd_noprep_sm90(
                 T.wgmma_gemm(ut_frag, pm_s[vh, :, :], o_frag, transpose_B=True)
             else:
                 T.wait_wgmma(0)  # the update
-                T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update), V read
+                T.barrier_arrive(empty_k[i % KS])  # K read (SK, the update)
                 # O^T += U^T P^T, under the next chunk's S~ and SK
                 T.wgmma_gemm(ut_frag, pg_s[i % 2, :, :], o_frag, transpose_B=True)
         T.wait_wgmma(0)
@@ -269,10 +278,10 @@ def gdn_fwd_noprep_sm90(
 
             # ring filled by the producer warps
             q_s = T.alloc_shared((2, BT, K), dtype)
-            k_s = T.alloc_shared((2, BT, K), dtype)
+            k_s = T.alloc_shared((KS, BT, K), dtype)
             v_s = T.alloc_shared((2, BT, BV), dtype)
-            g_s = T.alloc_shared((2, BT), accum)  # the chunk's cumsum of g (formed by the producer warp)
-            b_s = T.alloc_shared((2, BT), accum)
+            g_s = T.alloc_shared((KS, BT), accum)  # the chunk's cumsum of g (formed by the producer warp)
+            b_s = T.alloc_shared((KS, BT), accum)
             # the auxiliary warpgroup -> math, per ring stage
             ga_s = T.alloc_shared((2, BT, BT), dtype)  # G = Gamma * A0 * beta_col
             pg_s = T.alloc_shared((1 if p_in_math else 2, BT, BT), dtype)  # P = scale * Gamma * (Q K^T)
@@ -322,8 +331,10 @@ def gdn_fwd_noprep_sm90(
             fc = T.alloc_local((4,), accum)
             sc = T.alloc_local((3,), accum)  # the producer warp's cumsum
 
-            full_kv = T.alloc_barrier([64, 64])  # K, g, beta and V loaded (2 producer warps)
-            empty_kv = T.alloc_barrier([PT, PT])  # the math warpgroups and the auxiliary one read them
+            full_k = T.alloc_barrier([32] * KS)  # K, g's cumsum and beta loaded (producer warp 0)
+            empty_k = T.alloc_barrier([PT] * KS)  # the math warpgroups and the auxiliary one read them
+            full_v = T.alloc_barrier([32, 32])  # V loaded (producer warp 1)
+            empty_v = T.alloc_barrier([PT - 128, PT - 128])  # the math warpgroups read it
             full_qz = T.alloc_barrier([32, 32])  # Q loaded (1 producer warp)
             # the math warpgroups (O1; with p_in_math Q K^T) and, without p_in_math, the auxiliary one (P) read it
             empty_qz = T.alloc_barrier([PT - 128, PT - 128] if p_in_math else [PT, PT])
@@ -342,14 +353,16 @@ def gdn_fwd_noprep_sm90(
                 T.set_max_nreg(NREG_MATH, 1)
                 math_half(0, c0, s0, st0, sk0, wt0, u0, ut0, o0, pm0, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
                           gam2_s, r_s, o_s, scale,
-                          full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out,
+                          full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
+                          cp_h0, cp_out,
                           ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                           num_seqs)
             elif NMATH == 2 and tx < 256:
                 T.set_max_nreg(NREG_MATH, 1)
                 math_half(1, c0, s1, st1, sk1, wt1, u1, ut1, o1, pm1, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
                           gam2_s, r_s, o_s, scale,
-                          full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out,
+                          full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
+                          cp_h0, cp_out,
                           ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                           num_seqs)
 
@@ -358,22 +371,22 @@ def gdn_fwd_noprep_sm90(
                 T.set_max_nreg(NREG_AUX, 0)
                 ax = tx - (PT - 128)
                 for i in T.serial(n_iter):
-                    T.barrier_wait(full_kv[i % 2], (i // 2) % 2)
+                    T.barrier_wait(full_k[i % KS], (i // KS) % 2)
                     T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
                     # M = K K^T and Q K^T issued first, under the gates (Q K^T on every path, as the math warpgroups'
                     # products: without o its result is dropped)
-                    T.wgmma_gemm(k_s[i % 2, :, :], k_s[i % 2, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                    T.wgmma_gemm(k_s[i % KS, :, :], k_s[i % KS, :, :], kk_frag, transpose_B=True, clear_accum=True)
                     if not p_in_math:
                         T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
-                        T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, clear_accum=True)
+                        T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True)
                     # beta for the solve, the per-row gates for the math warpgroups (g_s holds the chunk's cumsum,
                     # formed by the producer warp)
                     if ax < BT:
-                        beta_s[ax] = b_s[i % 2, ax]
+                        beta_s[ax] = b_s[i % KS, ax]
                     for r in T.Parallel(BT):
-                        gam_s[i % 2, r] = T.exp2(g_s[i % 2, r] * LOG2E)
-                        gam2_s[i % 2, r] = scale * T.exp2(g_s[i % 2, r] * LOG2E)
-                        r_s[i % 2, r] = T.exp2((g_s[i % 2, BT - 1] - g_s[i % 2, r]) * LOG2E)
+                        gam_s[i % 2, r] = T.exp2(g_s[i % KS, r] * LOG2E)
+                        gam2_s[i % 2, r] = scale * T.exp2(g_s[i % KS, r] * LOG2E)
+                        r_s[i % 2, r] = T.exp2((g_s[i % KS, BT - 1] - g_s[i % KS, r]) * LOG2E)
                     # beta_s is read by all four warps in the solve: the warpgroup syncs on a named barrier of its own
                     # (TileLang 0.1.15 put none between a 64-thread branch's writes and such reads; 15: TileLang
                     # numbers its barriers from 1 up, one per thread range)
@@ -381,13 +394,13 @@ def gdn_fwd_noprep_sm90(
                     T.wait_wgmma(0)
                     # P = scale * Gamma * (Q K^T)
                     if emit_o and not p_in_math:
-                        gate_p(p_frag, g_s, i % 2, scale)
+                        gate_p(p_frag, g_s, i % KS, scale)
                         T.copy(p_frag, pg_s[i % 2, :, :])
                     # M gated above the diagonal, where the solve reads it (T[m, j] = beta_m M[j, m], m > j):
                     # M[j, m] exp(gc_m - gc_j), so that the solve forms the gated inverse A_g directly (gate_p's form)
                     for r, c in T.Parallel(BT, BT):
-                        g_r = g_s[i % 2, r]
-                        g_c = g_s[i % 2, c]
+                        g_r = g_s[i % KS, r]
+                        g_c = g_s[i % KS, c]
                         kk_frag[r, c] = (T.exp2(T.min(g_c - g_r, GATE_EXP_MAX) * LOG2E) * T.cast(c > r, accum)
                                          * kk_frag[r, c])
                     T.copy(kk_frag, m_s[:, 0:BT])
@@ -405,7 +418,7 @@ def gdn_fwd_noprep_sm90(
                     T.copy(kk_frag, ga_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(x_ready[i % 2])
-                    T.barrier_arrive(empty_kv[i % 2])
+                    T.barrier_arrive(empty_k[i % KS])
                     if not p_in_math:
                         T.barrier_arrive(empty_qz[i % 2])
 
@@ -414,17 +427,17 @@ def gdn_fwd_noprep_sm90(
                 T.set_max_nreg(NREG_LOAD, 0)
                 if tx < PT + 32:
                     for i in T.serial(n_iter):
-                        T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
+                        T.barrier_wait(empty_k[i % KS], (i // KS + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        load_rows(k, k_s, i % 2, full_kv, t0, seq_end, hq, 0, BT, K, dtype)
-                        load_gate_cumsum_beta(g, beta, g_s, b_s, i % 2, t0, seq_end, hv, tx - PT, sc)
-                        T.barrier_arrive(full_kv[i % 2])
+                        load_rows(k, k_s, i % KS, full_k, t0, seq_end, hq, 0, BT, K, dtype)
+                        load_gate_cumsum_beta(g, beta, g_s, b_s, i % KS, t0, seq_end, hv, tx - PT, sc)
+                        T.barrier_arrive(full_k[i % KS])
                 elif tx < PT + 64:
                     for i in T.serial(n_iter):
-                        T.barrier_wait(empty_kv[i % 2], (i // 2 + 1) % 2)
+                        T.barrier_wait(empty_v[i % 2], (i // 2 + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
-                        load_rows(v, v_s, i % 2, full_kv, t0, v_end, hv, c0, BT, BV, dtype)
-                        T.barrier_arrive(full_kv[i % 2])
+                        load_rows(v, v_s, i % 2, full_v, t0, v_end, hv, c0, BT, BV, dtype)
+                        T.barrier_arrive(full_v[i % 2])
                 elif tx < PT + 96:
                     for i in T.serial(n_iter):
                         T.barrier_wait(empty_qz[i % 2], (i // 2 + 1) % 2)
