@@ -128,7 +128,7 @@ def time_ms(fn) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kernels", nargs="+", default=["fwdnp128", "fwdnp64"],
-                    choices=["fwdnp128", "fwdnp64", "fwdnp128a", "fwdnp128s"])
+                    choices=[name for name in ablate.SPECS if name.startswith("fwdnp")])
     ap.add_argument("--time", nargs="*", default=["32,32:8192x4", "32,32:4096x8", "16,32:8192x4", "32,32:8192x1",
                                                   "16,64:8192x4", "32,32:2048x4"])
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
