@@ -49,16 +49,11 @@ ablate.SPECS["fwdnp128"].update(ablations=NOPREP_ABLATIONS, variants=["cur", "ab
                                            "products, never divisions\n")
 ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs=(208, 152, 144), p_in_math=True),
                                variants=["cur"])
-# P formed by the auxiliary warpgroup (fwdnp128a); the shipped row with the solve's scratch in a buffer of its own
-# (own_scratch: three warpgroup syncs fewer per chunk)
+# P formed by the auxiliary warpgroup (fwdnp128a); the shipped row with a three-stage ring of K, g's cumsum and beta
+# (k_stages)
 ablate.SPECS["fwdnp128a"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128), variants=["cur"])
-ablate.SPECS["fwdnp128s"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, p_in_math=True, own_scratch=True),
-                                 variants=["cur"])
-# the shipped row with a three-stage ring of K, g's cumsum and beta (k_stages)
 ablate.SPECS["fwdnp128k3"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, p_in_math=True, k_stages=3),
                                   variants=["cur"])
-ablate.SPECS["fwdnp128k3s"] = dict(ablate.SPECS["fwdnp128"],
-                                   params=dict(BV=128, p_in_math=True, k_stages=3, own_scratch=True), variants=["cur"])
 
 
 def make_inputs(lens: list[int], H: int, HV: int, pad: int, seed: int):

@@ -80,10 +80,11 @@ LOOPS = {"for it in T.serial(items)": "it", "for jv in T.serial(group)": "jv", "
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
 ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\(([^)]+)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
+STAGES = re.compile(r"^    k_stages: int = (\d+),")  # a ring's stage count, KS in the kernel (gdn_fwd_noprep.py)
 IF_FLAG = re.compile(r"if (not )?(\w+)( and .+)?:$")  # `if FLAG:`, `if not FLAG:`, `if FLAG and <run time>:`
 # a branch on the chunk index or count, taken as it evaluates (`if i > 0:`, `if n_iter > 0:`)
 IF_CHUNK = re.compile(r"if ((?:i|n_iter) [<>=!]=? \d+):$")
-SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\(2, )?")  # group 2: a two-stage buffer
+SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\((?:2|KS), )?")  # group 2: a buffer of ring stages
 SHARED_IF = re.compile(r"(\w+) = T\.alloc_shared\(\(([\w ]+ if \w+ else [\w ]+), ")
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
@@ -293,7 +294,8 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     stage_exprs = bool(opts.get("stage_exprs"))
     params.update(flags or {})
     nmath = params.get("NMATH", 2)
-    consts = {"NMATH": nmath, "PT": 128 * (nmath + 1)}
+    stages = next((int(m.group(1)) for line in lines if (m := STAGES.match(line))), 2)
+    consts = {"NMATH": nmath, "PT": 128 * (nmath + 1), "KS": params.get("k_stages", stages)}
     shared = {}
     for line in lines:
         m = SHARED.search(line)
@@ -308,6 +310,8 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
         if m:
             v = eval(m.group(2), {}, dict(consts, **params))
             counts[m.group(1)] = v if isinstance(v, list) else [v]
+    # a ring's stage count is a number from here on (stage `i % KS`, phase `(i // KS) % 2`)
+    lines = [re.sub(r"\bKS\b", str(consts["KS"]), line) for line in lines]
     starts, end = role_spans(lines)
     roles = {}
     for n, (name, lo, weight) in enumerate(starts):
@@ -411,7 +415,7 @@ def expand(ops: list, items: int, group: int) -> list:
                 e = env_of(env)
 
                 def at(ps):
-                    return [(b, None if s is None else eval(s, {}, dict(e)) % 2) for b, s in ps]
+                    return [(b, None if s is None else eval(s, {}, dict(e))) for b, s in ps]
                 out.append(("access", at(op[1]), at(op[2]), None, None))
                 i += 1
             else:

@@ -1,8 +1,8 @@
 """The mbarrier protocol of the forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py), simulated on the
 CPU from its source (scripts/barrier_protocol_sim.py, its macros inlined): one or two math warpgroups, the auxiliary
 warpgroup, three producer warps and the storer warp walking one to five chunks, with P formed by the auxiliary
-warpgroup or by each math warpgroup (p_in_math, the shipped row), SK whole or in halves, the solve's scratch in the
-inverse's buffer or its own (own_scratch): no random schedule hangs, passes a wait on the wrong phase or lets two roles
+warpgroup or by each math warpgroup (p_in_math, the shipped row), SK whole or in halves, a ring of two or three stages
+for K, g's cumsum and beta (k_stages; V and Q keep two): no random schedule hangs, passes a wait on the wrong phase or lets two roles
 touch a shared buffer (one of them writing) without a barrier chain between them; a wait removed or moved and a wrong
 arrival count are caught."""
 
@@ -19,15 +19,18 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
-OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "own_scratch": True}, {}]
-IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-own-scratch", "p_in_aux"]
+OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3},
+           {"k_stages": 3}, {}]
+IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "p_in_aux-k3", "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():
     counts, roles = parse(KERNEL, {"NMATH": 2, "p_in_math": True})
     assert set(roles) == {"M0", "M1", "X", "WP0", "WP1", "WP2", "WP3"}
     # with p_in_math only the math warpgroups read Q
-    assert counts["empty_kv"] == [384, 384] and counts["empty_qz"] == [256, 256] and counts["x_free"] == [256, 256]
+    assert counts["empty_k"] == [384, 384] and counts["empty_qz"] == [256, 256] and counts["x_free"] == [256, 256]
+    assert counts["empty_v"] == [256, 256] and counts["full_k"] == [32, 32] and counts["full_v"] == [32, 32]
+    assert parse(KERNEL, {"NMATH": 2, "k_stages": 3})[0]["empty_k"] == [384, 384, 384]
     assert parse(KERNEL, {"NMATH": 2, "p_in_math": False})[0]["empty_qz"] == [384, 384]
     assert set(parse(KERNEL, {"NMATH": 1})[1]) == {"M0", "X", "WP0", "WP1", "WP2", "WP3"}
     for role, (_, ops) in roles.items():
@@ -51,10 +54,10 @@ def mutated(old: str, new: str) -> str:
     return KERNEL.replace(old, new)
 
 
-P_ARRIVALS = """                T.barrier_arrive(empty_kv[i % 2])  # K (SK, the update, Q K^T), V and the cumsum read
+P_ARRIVALS = """                T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
                 T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
 """
-P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag, transpose_B=True, "
+P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, "
              "clear_accum=True)\n                T.wait_wgmma(0)  # the update and Q K^T\n")
 
 
@@ -62,12 +65,18 @@ P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p
     # the math warpgroups read G and the gates of a stage only after the auxiliary warpgroup wrote them
     ("            T.barrier_wait(x_ready[i % 2], (i // 2) % 2)\n", "", {"p_in_math": True}, "(ga_s|gam_s|gam2_s|r_s)"),
     # with P in the auxiliary warpgroup it overwrites a stage's P only after chunk i - 2's O2 read it (with p_in_math
-    # the ring's full_kv implies the wait: the math warpgroups read G and the gates before freeing K)
+    # and two stages the ring's full_k implies the wait: the math warpgroups read G and the gates before freeing K)
     ("                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done\n", "",
      {}, "pg_s"),
     # with p_in_math the ring's K, Q and the cumsum are freed only after Q K^T and P's gating have read them
     (P_PRODUCT + "                gate_p(p_frag", P_ARRIVALS + P_PRODUCT + "                gate_p(p_frag",
      {"p_in_math": True}, "(k_s|q_s|g_s)"),
+    # with three stages the auxiliary warpgroup runs two chunks ahead of the math warpgroups' K: its output stage
+    # (G, gates) is free only once they are done with chunk i - 2
+    ("                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done\n", "",
+     {"p_in_math": True, "k_stages": 3}, "(ga_s|gam_s|gam2_s|r_s)"),
+    # V is overwritten only after both math warpgroups formed W^T from it (its release moved ahead of W^T)
+    ("            T.barrier_arrive(empty_v[i % 2])  # V read (W^T)\n", "", {"p_in_math": True}, "v_s"),
 ])
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):
@@ -75,6 +84,9 @@ def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):
     if P_ARRIVALS in new:  # the moved arrivals: drop their later copy
         head, tail = source.split(P_PRODUCT, 1)
         source = head + P_PRODUCT + tail.replace(P_ARRIVALS, "", 1)
+    if "empty_v" in old:  # the release moved ahead of W^T
+        wait_v = "            T.barrier_wait(full_v[i % 2], (i // 2) % 2)\n"
+        source = source.replace(wait_v, wait_v + old, 1)
     errors = check(source, 4, 1, runs=30, flags={"NMATH": nmath, **options})
     assert errors and all(("race" in e and re.search(buffer, e)) or "phase" in e for e in errors), errors[:2]
 

@@ -205,7 +205,7 @@ EXTRA_PROGRAMS = {
              # sk_halves; the solve needs 104). H100, noprep_check.py, (32, 32) 8192x4: 0.678 ms against 0.871 with
              # P in the auxiliary warpgroup; the op's forward (chunk prep + fused forward) 0.824 in CUDA-graph timing
              ("gdn_fwd_noprep", "sm90.gdn_fwd_noprep", "gdn_fwd_noprep_sm90",
-              dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True),
+              dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True, k_stages=3),
               (("bv", 128),))],
 }
 

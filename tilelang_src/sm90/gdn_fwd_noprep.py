@@ -74,9 +74,6 @@ def gdn_fwd_noprep_sm90(
     # in its registers, into a buffer of its own) instead of the auxiliary warpgroup: the math warpgroups wait for the
     # auxiliary one's G for most of a chunk, and P does not depend on the inverse
     p_in_math: bool = False,
-    # the solve's merges write their scratch Y to a buffer of their own instead of the inverse's upper block (TileLang
-    # then plans no write-after-read syncs of inv_s between the solve's steps)
-    own_scratch: bool = False,
     # stages of the ring of K, g's cumsum and beta (V and Q keep two): with three the producer warp loads chunk i + 3's
     # K when chunk i is freed, so the auxiliary warpgroup finds chunk i + 2's ready as soon as the math warpgroups free
     # its output stage (with two, the load's latency after the math warpgroups free K sat between them: Nsight
@@ -293,9 +290,10 @@ def gdn_fwd_noprep_sm90(
             m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             beta_s = T.alloc_shared((BT,), accum)
-            if own_scratch:
-                ys_s = T.alloc_shared((BT // 2, BT // 2 + ROW_PAD), accum)  # the merges' scratch Y
-            Y0 = 0 if own_scratch else BT // 2  # Y's first column in its buffer (ys_s, or inv_s's upper block)
+            # (the solve's merges write their scratch Y into the inverse's upper block [0:32, 32:64], where G's mask
+            # product reads finite values: a scratch of its own, tried, left that block unwritten, and G was NaN
+            # where the uninitialized block held NaN; it was no faster, 0.708 against 0.688 ms at (32, 32) 8192x4)
+            Y0 = BT // 2
             # math -> storer
             o_s = T.alloc_shared((2, BT, BV), dtype)
 
@@ -407,9 +405,9 @@ def gdn_fwd_noprep_sm90(
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
                         inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
-                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, ys_s if own_scratch else inv_s, Y0)
-                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, ys_s if own_scratch else inv_s, Y0)
-                    tc_level2_merge(m_s, inv_s, beta_s, acc32, ys_s if own_scratch else inv_s, Y0)
+                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0)
+                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0)
+                    tc_level2_merge(m_s, inv_s, beta_s, acc32, inv_s, Y0)
                     # G = A_g * beta_col
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
