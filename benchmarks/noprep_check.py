@@ -54,6 +54,9 @@ ablate.SPECS["fwdnp64"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=64, regs
 ablate.SPECS["fwdnp128a"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128), variants=["cur"])
 ablate.SPECS["fwdnp128k3"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, p_in_math=True, k_stages=3),
                                   variants=["cur"])
+# and the auxiliary stage freed as soon as the math warpgroups read it (x_free_early)
+ablate.SPECS["fwdnp128k3x"] = dict(ablate.SPECS["fwdnp128"],
+                                   params=dict(BV=128, p_in_math=True, k_stages=3, x_free_early=True), variants=["cur"])
 
 
 def make_inputs(lens: list[int], H: int, HV: int, pad: int, seed: int):

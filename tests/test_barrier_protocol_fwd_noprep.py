@@ -20,8 +20,8 @@ from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
 OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3},
-           {"k_stages": 3}, {}]
-IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "p_in_aux-k3", "p_in_aux"]
+           {"p_in_math": True, "k_stages": 3, "x_free_early": True}, {"k_stages": 3}, {}]
+IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "p_in_math-k3-x-free-early", "p_in_aux-k3", "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():
@@ -60,6 +60,13 @@ P_ARRIVALS = """                T.barrier_arrive(empty_k[i % KS])  # K (SK, the 
 P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, "
              "clear_accum=True)\n                T.wait_wgmma(0)  # the update and Q K^T\n")
 
+R_PASS = """            for a, t in T.Parallel(VH, BT):
+                ut_frag[a, t] = u_frag[a, t]
+                wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
+"""
+EARLY_FREE = """            if x_free_early:
+                T.barrier_arrive(x_free[i % 2])  # G (U) and the gates (W^T, O1's scale, r) read
+"""
 
 @pytest.mark.parametrize("old, new, options, buffer", [
     # the math warpgroups read G and the gates of a stage only after the auxiliary warpgroup wrote them
@@ -75,6 +82,8 @@ P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], 
     # (G, gates) is free only once they are done with chunk i - 2
     ("                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done\n", "",
      {"p_in_math": True, "k_stages": 3}, "(ga_s|gam_s|gam2_s|r_s)"),
+    # freed early, the auxiliary stage is released only after the per-row gates' passes read r (here: before them)
+    (R_PASS + EARLY_FREE, EARLY_FREE + R_PASS, {"p_in_math": True, "k_stages": 3, "x_free_early": True}, "r_s"),
     # V is overwritten only after both math warpgroups formed W^T from it (its release moved ahead of W^T)
     ("            T.barrier_arrive(empty_v[i % 2])  # V read (W^T)\n", "", {"p_in_math": True}, "v_s"),
 ])

@@ -80,10 +80,15 @@ def gdn_fwd_noprep_sm90(
     # Compute, H100, (32, 32) 8192x4, the auxiliary warpgroup waited for K a quarter of its time and the math
     # warpgroups for G 28 % of theirs)
     k_stages: int = 2,
+    # with p_in_math, the math warpgroups free the auxiliary warpgroup's output stage (G, gates) once they have read it
+    # (after U and the per-row gates' passes) instead of at the next chunk's first wait: the auxiliary warpgroup,
+    # which waited on it 12 % of its time with k_stages=3 (Nsight Compute, H100), then runs up to two chunks ahead
+    x_free_early: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
     assert BV in (64, 128) and V == 128 and K == 128 and BT == 64 and k_stages in (2, 3)
+    assert p_in_math or not x_free_early, "without p_in_math O2 reads the auxiliary stage's P across the back edge"
     KS = k_stages
     NV = V // BV
     VH = 64  # a math warpgroup's V rows
@@ -113,9 +118,10 @@ def gdn_fwd_noprep_sm90(
 
     @T.macro
     def release_chunk(o_frag, o_s, x_free, o_full, o_free, j, v0, emit_o):
-        """Chunk j's products are done: its auxiliary stage (G, P, gates) is free, and its O^T goes to the storer
-        warp once it stored chunk j - 2's"""
-        T.barrier_arrive(x_free[j % 2])
+        """Chunk j's products are done: its auxiliary stage (G, P, gates) is free (unless freed earlier:
+        x_free_early), and its O^T goes to the storer warp once it stored chunk j - 2's"""
+        if not x_free_early:
+            T.barrier_arrive(x_free[j % 2])
         if emit_o:
             T.barrier_wait(o_free[j % 2], (j // 2 + 1) % 2)
             for a, t in T.Parallel(VH, BT):
@@ -192,6 +198,8 @@ def gdn_fwd_noprep_sm90(
             for a, t in T.Parallel(VH, BT):
                 ut_frag[a, t] = u_frag[a, t]
                 wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
+            if x_free_early:
+                T.barrier_arrive(x_free[i % 2])  # G (U) and the gates (W^T, O1's scale, r) read
             # S^T += (U^T diag(r)) K
             T.wgmma_gemm(wt_frag, k_s[i % KS, :, :], s_frag)
             if p_in_math:
