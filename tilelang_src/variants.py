@@ -204,8 +204,12 @@ EXTRA_PROGRAMS = {
              # (csrc/ops/gdn_fwd.cpp launch_noprep_fwd). Registers 192 / 104 / 24 (the math warpgroups at 192 need
              # sk_halves; the solve needs 104). H100, noprep_check.py, (32, 32) 8192x4: 0.678 ms against 0.871 with
              # P in the auxiliary warpgroup; the op's forward (chunk prep + fused forward) 0.824 in CUDA-graph timing
+             # K's ring of three stages (k_stages) and the auxiliary stage freed early (x_free_early): 32nd session,
+             # H100, the op in CUDA-graph timing 0.671-0.682 -> 0.645-0.649 ms at (32, 32) 8192x4 (k_stages), then
+             # noprep_check 0.666 -> 0.661 (8192x4), 0.680 -> 0.656 (4096x8), 0.632 -> 0.611 (8192x1)
              ("gdn_fwd_noprep", "sm90.gdn_fwd_noprep", "gdn_fwd_noprep_sm90",
-              dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True, k_stages=3),
+              dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True, k_stages=3,
+                   x_free_early=True),
               (("bv", 128),))],
 }
 
