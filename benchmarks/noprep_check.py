@@ -57,6 +57,10 @@ ablate.SPECS["fwdnp128k3"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, 
 # and the auxiliary stage freed as soon as the math warpgroups read it (x_free_early)
 ablate.SPECS["fwdnp128k3x"] = dict(ablate.SPECS["fwdnp128"],
                                    params=dict(BV=128, p_in_math=True, k_stages=3, x_free_early=True), variants=["cur"])
+# the shipped row (fwdnp128k3x) with P split between the math warpgroups (p), the gates in log2 units (l), both (pl)
+for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl", dict(p_split=True, log2_gates=True))):
+    ablate.SPECS["fwdnp128k3x" + tag] = dict(ablate.SPECS["fwdnp128k3x"],
+                                             params=dict(ablate.SPECS["fwdnp128k3x"]["params"], **extra))
 
 
 def make_inputs(lens: list[int], H: int, HV: int, pad: int, seed: int):

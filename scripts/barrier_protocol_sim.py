@@ -71,13 +71,18 @@ KERNEL_OPTIONS = {
     # (the math warpgroups write o_s's stage in their own V columns, 64 vh .. 64 vh + 64: not a race between them)
     "return gdn_fwd_rs": dict(inline=True, stage_exprs=True, nmath_role="M1", disjoint={"o_s": {"M0", "M1"}},
                               common_macros={"store_o_walk": "chunk_store.py"}),
-    # (with p_in_math each math warpgroup writes and reads its own slice of pm_s, pm_s[vh])
+    # (with p_in_math each math warpgroup writes and reads its own slice of pm_s, pm_s[vh]; with p_split each writes
+    # half of a stage's columns and reads the whole stage)
     "return gdn_fwd_noprep": dict(inline=True, stage_exprs=True, nmath_role="M1",
                                   disjoint={"o_s": {"M0", "M1"}, "pm_s": {"M0", "M1"}},
+                                  read_whole_if={"pm_s": "p_split"},
                                   common_macros={"store_o_walk": "chunk_store.py"}),
 }
 LOOPS = {"for it in T.serial(items)": "it", "for jv in T.serial(group)": "jv", "for i in T.serial(n_iter)": "i"}
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
+# a named barrier (bar.sync): one spanning more threads than the role's is a barrier between roles, simulated as an
+# mbarrier of that many arrivals that each role arrives on and waits for (its k-th sync waits for phase k)
+SYNC_OP = re.compile(r"T\.sync_threads\((\w+(?: \+ \w+)?), (\w+)\)$")
 ALLOC = re.compile(r"(\w+) = T\.alloc_barrier\(([^)]+)\)")
 FLAG = re.compile(r"^    (\w+): bool = (True|False),")  # the factory's boolean parameters
 STAGES = re.compile(r"^    k_stages: int = (\d+),")  # a ring's stage count, KS in the kernel (gdn_fwd_noprep.py)
@@ -239,7 +244,7 @@ def inline_macros(lines: list[str]) -> list[str]:
                 end = next(b for b in range(len(body)) if body[b].rstrip().endswith('"""') and
                            (b > 0 or body[0].strip().count('"""') == 2))
                 body = body[end + 1:]
-            params = [a.split(":")[0].strip() for a in split_args(m.group(3))]
+            params = [a.split(":")[0].split("=")[0].strip() for a in split_args(m.group(3))]
             macros[m.group(2)] = (params, body, indent + 4)
             n = k
         else:
@@ -364,8 +369,13 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
                 ops.append(("loop", loop))
             else:
                 m = BARRIER_OP.search(code if stage_exprs else text)
+                ms = SYNC_OP.search(code)
                 if m:
                     ops.append((m.group(1), m.group(2), m.group(3), m.group(4)))
+                elif ms and eval(ms.group(2), {}, dict(consts, **params)) > weight:
+                    sync_bar = "sync:" + ms.group(1)
+                    counts[sync_bar] = [eval(ms.group(2), {}, dict(consts, **params))]
+                    ops.append(("sync", sync_bar))
                 elif not text.startswith(("for ", "elif ", "else")):
                     reads, writes = accesses(code if stage_exprs else text, shared, stage_exprs)
                     if reads or writes:
@@ -411,6 +421,11 @@ def expand(ops: list, items: int, group: int) -> list:
                 if eval(op[1], {}, env_of(env)):
                     out += walk(body[i + 1:j - 1], env)
                 i = j
+            elif op[0] == "sync":
+                k = syncs.get(op[1], 0)
+                syncs[op[1]] = k + 1
+                out += [("arrive", op[1], 0, None, None), ("wait", op[1], 0, k % 2, k)]
+                i += 1
             elif op[0] == "access":
                 e = env_of(env)
 
@@ -425,6 +440,7 @@ def expand(ops: list, items: int, group: int) -> list:
                             intent(parity, e) if parity else None))
                 i += 1
         return out
+    syncs = {}  # the role's named-barrier syncs so far, per barrier
     return walk(ops, {"it": 0, "jv": 0, "i": 0})
 
 
@@ -517,10 +533,14 @@ def check(source: str, items: int, group: int, runs: int = 500, flags: dict | No
     # the roles that write a buffer in disjoint pieces: their accesses name their own piece
     end_marker = next(m for m in KERNELS if m in source)
     disjoint = KERNEL_OPTIONS.get(end_marker, {}).get("disjoint", {})
+    # buffers that a flag makes written in disjoint pieces but read whole
+    whole_reads = {b for b, flag in KERNEL_OPTIONS.get(end_marker, {}).get("read_whole_if", {}).items()
+                   if (flags or {}).get(flag)}
 
-    def piece(r, places_of):
-        return [(b, st, r) if r in disjoint.get(b, ()) else (b, st) for b, st in places_of]
-    progs = {r: (w, [("access", piece(r, op[1]), piece(r, op[2]), None, None) if op[0] == "access" else op
+    def piece(r, places_of, reading=False):
+        return [(b, st, r) if r in disjoint.get(b, ()) and not (reading and b in whole_reads) else (b, st)
+                for b, st in places_of]
+    progs = {r: (w, [("access", piece(r, op[1], True), piece(r, op[2]), None, None) if op[0] == "access" else op
                      for op in prog]) for r, (w, prog) in progs.items()}
     return [f"seed {s}: {err}" for s in range(runs) if (err := simulate(counts, progs, s))]
 

@@ -19,9 +19,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
-OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3},
-           {"p_in_math": True, "k_stages": 3, "x_free_early": True}, {"k_stages": 3}, {}]
-IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "p_in_math-k3-x-free-early", "p_in_aux-k3", "p_in_aux"]
+SHIPPED = {"p_in_math": True, "k_stages": 3, "x_free_early": True}
+OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3}, SHIPPED,
+           {**SHIPPED, "p_split": True}, {**SHIPPED, "log2_gates": True}, {"k_stages": 3}, {}]
+IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "shipped", "shipped-p-split", "shipped-log2-gates",
+       "p_in_aux-k3", "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():
@@ -46,6 +48,8 @@ def test_every_role_and_barrier_is_read():
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 @pytest.mark.parametrize("chunks", [1, 2, 3, 5])
 def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, nmath, options):
+    if nmath == 1 and options.get("p_split"):
+        pytest.skip("p_split needs two math warpgroups (the factory asserts it)")
     assert check(KERNEL, chunks, 1, runs=50, flags={"NMATH": nmath, **options}) == []
 
 
@@ -54,11 +58,11 @@ def mutated(old: str, new: str) -> str:
     return KERNEL.replace(old, new)
 
 
-P_ARRIVALS = """                T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
-                T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
+P_ARRIVALS = """                    T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
+                    T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
 """
-P_PRODUCT = ("                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, "
-             "clear_accum=True)\n                T.wait_wgmma(0)  # the update and Q K^T\n")
+P_PRODUCT = ("                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, "
+             "clear_accum=True)\n                    T.wait_wgmma(0)  # the update and Q K^T\n")
 
 R_PASS = """            for a, t in T.Parallel(VH, BT):
                 ut_frag[a, t] = u_frag[a, t]
@@ -76,7 +80,7 @@ EARLY_FREE = """            if x_free_early:
     ("                    T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done\n", "",
      {}, "pg_s"),
     # with p_in_math the ring's K, Q and the cumsum are freed only after Q K^T and P's gating have read them
-    (P_PRODUCT + "                gate_p(p_frag", P_ARRIVALS + P_PRODUCT + "                gate_p(p_frag",
+    (P_PRODUCT + "                    gate_p(p_frag", P_ARRIVALS + P_PRODUCT + "                    gate_p(p_frag",
      {"p_in_math": True}, "(k_s|q_s|g_s)"),
     # with three stages the auxiliary warpgroup runs two chunks ahead of the math warpgroups' K: its output stage
     # (G, gates) is free only once they are done with chunk i - 2
@@ -84,11 +88,16 @@ EARLY_FREE = """            if x_free_early:
      {"p_in_math": True, "k_stages": 3}, "(ga_s|gam_s|gam2_s|r_s)"),
     # freed early, the auxiliary stage is released only after the per-row gates' passes read r (here: before them)
     (R_PASS + EARLY_FREE, EARLY_FREE + R_PASS, {"p_in_math": True, "k_stages": 3, "x_free_early": True}, "r_s"),
+    # with p_split a math warpgroup's O2 reads the other's half of P only after the pair barrier
+    ("                    T.sync_threads(MATH_PAIR_BARRIER, 256)  # both halves of P written before either "
+     "product reads it\n", "", {**SHIPPED, "p_split": True}, "pm_s"),
     # V is overwritten only after both math warpgroups formed W^T from it (its release moved ahead of W^T)
     ("            T.barrier_arrive(empty_v[i % 2])  # V read (W^T)\n", "", {"p_in_math": True}, "v_s"),
 ])
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):
+    if nmath == 1 and options.get("p_split"):
+        pytest.skip("p_split needs two math warpgroups")
     source = mutated(old, new)
     if P_ARRIVALS in new:  # the moved arrivals: drop their later copy
         head, tail = source.split(P_PRODUCT, 1)

@@ -33,14 +33,18 @@ def load_gate_beta(g_cumsum, beta, g_ring, b_ring, stage, t0, seq_end, hv, BT):
 
 
 @T.macro
-def load_gate_cumsum_beta(g, beta, g_ring, b_ring, stage, t0, seq_end, hv, lane, sc):
+def load_gate_cumsum_beta(g, beta, g_ring, b_ring, stage, t0, seq_end, hv, lane, sc, unit=1.0):
     """One warp (lane 0..31) forms the chunk's cumsum of the per-token log decays g (a 64-row chunk, rows 2 lane and
     2 lane + 1 per lane: their sum scanned across the warp by shuffles) into g_ring[stage] and loads beta into
     b_ring[stage]; rows past the sequence's end add 0 (so the cumsum repeats its last real value there, as
-    load_gate_beta's rows) and have beta 0. sc: 3 fp32 locals of the warp."""
+    load_gate_beta's rows) and have beta 0. sc: 3 fp32 locals of the warp. unit (trace time): the cumsum's scale
+    (LOG2E: in log2 units)."""
     r0 = 2 * lane
     sc[0] = T.if_then_else(t0 + r0 < seq_end, g[T.min(t0 + r0, seq_end - 1), hv], 0.0)
     sc[1] = T.if_then_else(t0 + r0 + 1 < seq_end, g[T.min(t0 + r0 + 1, seq_end - 1), hv], 0.0)
+    if unit != 1.0:
+        sc[0] = sc[0] * unit
+        sc[1] = sc[1] * unit
     sc[2] = sc[0] + sc[1]
     for d in T.unroll(5):  # inclusive scan of the pair sums over the lanes: 1, 2, 4, 8, 16
         up = T.shfl_up(sc[2], 1 << d)

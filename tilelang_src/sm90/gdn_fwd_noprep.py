@@ -52,6 +52,7 @@ GATE_EXP_MAX = 80.0
 ROW_PAD = 4  # floats of padding per row of the inverse's fp32 matrices (as in chunk_prep.py)
 AUX_BARRIER = 15  # the auxiliary warpgroup's own named barrier
 MATH_BARRIER = 13  # the math warpgroups' own named barriers (13, 14; p_in_math)
+MATH_PAIR_BARRIER = 12  # both math warpgroups (p_split)
 
 
 def gdn_fwd_noprep_sm90(
@@ -84,11 +85,20 @@ def gdn_fwd_noprep_sm90(
     # (after U and the per-row gates' passes) instead of at the next chunk's first wait: the auxiliary warpgroup,
     # which waited on it 12 % of its time with k_stages=3 (Nsight Compute, H100), then runs up to two chunks ahead
     x_free_early: bool = False,
+    # the producer warp forms g's cumsum in log2 units (g * log2 e), so that every gate's exponential is one exp2 of a
+    # difference: one multiply per element fewer in M's and P's gating passes
+    log2_gates: bool = False,
+    # with p_in_math, each math warpgroup forms half of P's columns (Q K^T against 32 of the chunk's keys, half the
+    # gating) into one shared two-stage buffer, and both sync on a named barrier before their O2 reads the whole P:
+    # today each forms the whole P (Nsight Compute: its gating is 16 % of a math warpgroup's time)
+    p_split: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
     assert BV in (64, 128) and V == 128 and K == 128 and BT == 64 and k_stages in (2, 3)
     assert p_in_math or not x_free_early, "without p_in_math O2 reads the auxiliary stage's P across the back edge"
+    assert p_in_math or not p_split
+    assert BV == 128 or not p_split, "one math warpgroup forms the whole P"
     KS = k_stages
     NV = V // BV
     VH = 64  # a math warpgroup's V rows
@@ -98,22 +108,28 @@ def gdn_fwd_noprep_sm90(
     assert NREG_AUX >= (88 if p_in_math else 104), \
         "the auxiliary warpgroup holds K K^T (32 registers), the solve's fragments and (without p_in_math) Q K^T"
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
+    PW = BT // 2 if p_split else BT  # P's columns formed per math warpgroup (p_in_math)
     num_tokens, H, HV, N1, NS, NH, NSEG, NGRID, NROWS = walk_dims()  # common/walk_dims.py
+    GX = GATE_EXP_MAX * LOG2E if log2_gates else GATE_EXP_MAX  # the clamp in g_s's units
+
+    def exp_g(x):
+        """e^x for x in g_s's units (log2 units with log2_gates)"""
+        return T.exp2(x) if log2_gates else T.exp2(x * LOG2E)
     accum = "float32"
 
     @T.macro
-    def gate_p(p_frag, g_s, st, scale):
+    def gate_p(p_frag, g_s, st, scale, c_off, width):
         """p_frag <- scale * Gamma * p_frag, Gamma[r, c] = exp(gc_r - gc_c) on and below the diagonal, 0 above, from
         the cumsum stage g_s[st]. The exponent is clamped at GATE_EXP_MAX (finite where the product masks it, above
         the diagonal, for gates of either sign; below it the clamp binds only where a gate factor would exceed
         e^GATE_EXP_MAX, whose fp32 state overflows within the next chunk anyway) and the product masks the result.
         One min per element, as the kernel had when it assumed g <= 0: a select of the exponent instead (exact, the
         first fix) made the period 17 % longer (H100, 0.675 -> 0.788 ms at (32, 32) 8192x4), and a select
-        over shared loads lowers to a branch per element."""
-        for r, c in T.Parallel(BT, BT):
+        over shared loads lowers to a branch per element. p_frag holds P's columns c_off .. c_off + width."""
+        for r, c in T.Parallel(BT, width):
             g_r = g_s[st, r]
-            g_c = g_s[st, c]
-            p_frag[r, c] = (scale * T.exp2(T.min(g_r - g_c, GATE_EXP_MAX) * LOG2E) * T.cast(r >= c, accum)
+            g_c = g_s[st, c + c_off]
+            p_frag[r, c] = (scale * exp_g(T.min(g_r - g_c, GX)) * T.cast(r >= c + c_off, accum)
                             * p_frag[r, c])
 
     @T.macro
@@ -203,18 +219,34 @@ def gdn_fwd_noprep_sm90(
             # S^T += (U^T diag(r)) K
             T.wgmma_gemm(wt_frag, k_s[i % KS, :, :], s_frag)
             if p_in_math:
-                # Q K^T beside the update, then P in this warpgroup's own buffer (chunk i - 1's O2 has read it: it
-                # completed at this chunk's first wait)
-                T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True)
-                T.wait_wgmma(0)  # the update and Q K^T
-                gate_p(p_frag, g_s, i % KS, scale)
-                T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
-                T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
-                T.copy(p_frag, pm_s[vh, :, :])
-                T.fence_proxy_async()
-                T.sync_threads(MATH_BARRIER + vh, 128)  # the warpgroup's P whole before its product reads it
-                # O^T += U^T P^T, under the next chunk's S~ and SK
-                T.wgmma_gemm(ut_frag, pm_s[vh, :, :], o_frag, transpose_B=True)
+                if p_split:
+                    # Q K^T against this warpgroup's half of the keys beside the update, then its half of P into
+                    # the shared stage (chunk i - 2's O2 of both warpgroups read it: each completed at its first
+                    # wait of chunk i - 1, ahead of that chunk's pair barrier)
+                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, PW * vh:PW * vh + PW, :], p_frag, transpose_B=True,
+                                 clear_accum=True)
+                    T.wait_wgmma(0)  # the update and Q K^T
+                    gate_p(p_frag, g_s, i % KS, scale, PW * vh, PW)
+                    T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
+                    T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
+                    T.copy(p_frag, pm_s[i % 2, :, PW * vh:PW * vh + PW])
+                    T.fence_proxy_async()
+                    T.sync_threads(MATH_PAIR_BARRIER, 256)  # both halves of P written before either product reads it
+                    # O^T += U^T P^T, under the next chunk's S~ and SK
+                    T.wgmma_gemm(ut_frag, pm_s[i % 2, :, :], o_frag, transpose_B=True)
+                else:
+                    # Q K^T beside the update, then P in this warpgroup's own buffer (chunk i - 1's O2 has read it: it
+                    # completed at this chunk's first wait)
+                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True)
+                    T.wait_wgmma(0)  # the update and Q K^T
+                    gate_p(p_frag, g_s, i % KS, scale, 0, BT)
+                    T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
+                    T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
+                    T.copy(p_frag, pm_s[vh, :, :])
+                    T.fence_proxy_async()
+                    T.sync_threads(MATH_BARRIER + vh, 128)  # the warpgroup's P whole before its product reads it
+                    # O^T += U^T P^T, under the next chunk's S~ and SK
+                    T.wgmma_gemm(ut_frag, pm_s[vh, :, :], o_frag, transpose_B=True)
             else:
                 T.wait_wgmma(0)  # the update
                 T.barrier_arrive(empty_k[i % KS])  # K read (SK, the update)
@@ -290,7 +322,8 @@ def gdn_fwd_noprep_sm90(
             # the auxiliary warpgroup -> math, per ring stage
             ga_s = T.alloc_shared((2, BT, BT), dtype)  # G = Gamma * A0 * beta_col
             pg_s = T.alloc_shared((1 if p_in_math else 2, BT, BT), dtype)  # P = scale * Gamma * (Q K^T)
-            pm_s = T.alloc_shared((NMATH if p_in_math else 1, BT, BT), dtype)  # P of each math warpgroup (p_in_math)
+            # P of each math warpgroup (p_in_math), or with p_split P per stage, half of its columns from each
+            pm_s = T.alloc_shared((2 if p_split else NMATH if p_in_math else 1, BT, BT), dtype)
             gam_s = T.alloc_shared((2, BT), accum)  # gamma
             gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
             r_s = T.alloc_shared((2, BT), accum)  # r = gamma_last / gamma
@@ -324,8 +357,8 @@ def gdn_fwd_noprep_sm90(
             u1 = T.alloc_fragment((VH, BT), accum)
             ut1 = T.alloc_fragment((VH, BT), dtype)
             o1 = T.alloc_fragment((VH, BT), accum)
-            pm0 = T.alloc_fragment((BT, BT), accum)  # Q K^T, then P (p_in_math)
-            pm1 = T.alloc_fragment((BT, BT), accum)
+            pm0 = T.alloc_fragment((BT, PW), accum)  # Q K^T, then P (p_in_math)
+            pm1 = T.alloc_fragment((BT, PW), accum)
             # the auxiliary warpgroup's: K K^T, then G; Q K^T, then P; the solve's (common/unit_lower_inverse.py)
             kk_frag = T.alloc_fragment((BT, BT), accum)
             p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, then P
@@ -390,9 +423,9 @@ def gdn_fwd_noprep_sm90(
                     if ax < BT:
                         beta_s[ax] = b_s[i % KS, ax]
                     for r in T.Parallel(BT):
-                        gam_s[i % 2, r] = T.exp2(g_s[i % KS, r] * LOG2E)
-                        gam2_s[i % 2, r] = scale * T.exp2(g_s[i % KS, r] * LOG2E)
-                        r_s[i % 2, r] = T.exp2((g_s[i % KS, BT - 1] - g_s[i % KS, r]) * LOG2E)
+                        gam_s[i % 2, r] = exp_g(g_s[i % KS, r])
+                        gam2_s[i % 2, r] = scale * exp_g(g_s[i % KS, r])
+                        r_s[i % 2, r] = exp_g(g_s[i % KS, BT - 1] - g_s[i % KS, r])
                     # beta_s is read by all four warps in the solve: the warpgroup syncs on a named barrier of its own
                     # (TileLang 0.1.15 put none between a 64-thread branch's writes and such reads; 15: TileLang
                     # numbers its barriers from 1 up, one per thread range)
@@ -400,14 +433,14 @@ def gdn_fwd_noprep_sm90(
                     T.wait_wgmma(0)
                     # P = scale * Gamma * (Q K^T)
                     if emit_o and not p_in_math:
-                        gate_p(p_frag, g_s, i % KS, scale)
+                        gate_p(p_frag, g_s, i % KS, scale, 0, BT)
                         T.copy(p_frag, pg_s[i % 2, :, :])
                     # M gated above the diagonal, where the solve reads it (T[m, j] = beta_m M[j, m], m > j):
                     # M[j, m] exp(gc_m - gc_j), so that the solve forms the gated inverse A_g directly (gate_p's form)
                     for r, c in T.Parallel(BT, BT):
                         g_r = g_s[i % KS, r]
                         g_c = g_s[i % KS, c]
-                        kk_frag[r, c] = (T.exp2(T.min(g_c - g_r, GATE_EXP_MAX) * LOG2E) * T.cast(c > r, accum)
+                        kk_frag[r, c] = (exp_g(T.min(g_c - g_r, GX)) * T.cast(c > r, accum)
                                          * kk_frag[r, c])
                     T.copy(kk_frag, m_s[:, 0:BT])
                     # A_g into inv_s (K rows and beta past the sequence are 0)
@@ -436,7 +469,8 @@ def gdn_fwd_noprep_sm90(
                         T.barrier_wait(empty_k[i % KS], (i // KS + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(k, k_s, i % KS, full_k, t0, seq_end, hq, 0, BT, K, dtype)
-                        load_gate_cumsum_beta(g, beta, g_s, b_s, i % KS, t0, seq_end, hv, tx - PT, sc)
+                        load_gate_cumsum_beta(g, beta, g_s, b_s, i % KS, t0, seq_end, hv, tx - PT, sc,
+                                              LOG2E if log2_gates else 1.0)
                         T.barrier_arrive(full_k[i % KS])
                 elif tx < PT + 64:
                     for i in T.serial(n_iter):
