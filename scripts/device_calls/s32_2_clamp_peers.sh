@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Thirty-second session: gdn_fwd_noprep with its gate exponents clamped at GATE_EXP_MAX (one min per element, as the
 # first kernel) instead of selected. The prefill GPU tests (the growing-gate case among them), the flashqla-alone A/B
-# (FLASHQLA_FWD_NOPREP unset / 0) at (32, 32), then the forward at (32, 32), all 19 mixes, beside the peers; last, if
-# time is left, own_scratch against the shipped row (noprep_check.py, JIT). Needs the wheel and .carry/peers.tar.xz.
+# (FLASHQLA_FWD_NOPREP unset / 0) at (32, 32), then the forward at (32, 32), all 19 mixes, beside the peers. Needs
+# the wheel and .carry/peers.tar.xz.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 cat .carry/COMMIT; nvidia-smi --query-gpu=name --format=csv,noheader
