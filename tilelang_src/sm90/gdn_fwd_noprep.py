@@ -29,8 +29,8 @@ A and gc are not stored: a training forward keeps the prep (the backward reads t
 
 Warpgroups: the math warpgroups (two at BV = 128, one at 64; with p_in_math, the shipped row, each also forms P
 beside its update); the auxiliary warpgroup (the inverse, G, the gates, and without p_in_math P); three producer
-warps (K, g and beta; V; Q) filling a two-stage ring by TMA (element copies for a partial chunk), and a storer warp
-storing O from a two-stage buffer. The parameters are gdn_fwd_rs.py's (A and z are not
+warps (K, g and beta, in a ring of k_stages stages; V; Q, in two) filling the ring by TMA (element copies for a
+partial chunk), and a storer warp storing O from a two-stage buffer. The parameters are gdn_fwd_rs.py's (A and z are not
 read; g takes g_cumsum's place: the raw log decays).
 """
 
