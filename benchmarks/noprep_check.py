@@ -5,7 +5,7 @@ float64 reference and, for time, against the op of the installed wheel (prep + f
 
 Correctness: ragged batches (partial chunks, a one-token sequence, a padding tail), initial and final states, both
 widths; o and the final state against python/flashqla/reference.py's token recurrence in float64 (outputs poisoned
-with NaN before the run). Time: the kernel alone (its segment table made once) against
+with NaN before the run); each kernel after the first is compared with the first one's outputs bit for bit. Time: the kernel alone (its segment table made once) against
 flashqla.chunk_gated_delta_rule_fwd (no chunk states, no final state) per shape, CUDA events, median of 20.
 """
 
@@ -57,8 +57,10 @@ ablate.SPECS["fwdnp128k3"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, 
 # and the auxiliary stage freed as soon as the math warpgroups read it (x_free_early)
 ablate.SPECS["fwdnp128k3x"] = dict(ablate.SPECS["fwdnp128"],
                                    params=dict(BV=128, p_in_math=True, k_stages=3, x_free_early=True), variants=["cur"])
-# the shipped row (fwdnp128k3x) with P split between the math warpgroups (p), the gates in log2 units (l), both (pl)
-for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl", dict(p_split=True, log2_gates=True))):
+# the shipped row (fwdnp128k3x) with P split between the math warpgroups (p), the gates in log2 units (l), both (pl),
+# the solve's shuffles (s), all three (pls)
+for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl", dict(p_split=True, log2_gates=True)),
+                   ("s", dict(solve_shfl=True)), ("pls", dict(p_split=True, log2_gates=True, solve_shfl=True))):
     ablate.SPECS["fwdnp128k3x" + tag] = dict(ablate.SPECS["fwdnp128k3x"],
                                              params=dict(ablate.SPECS["fwdnp128k3x"]["params"], **extra))
 
@@ -102,7 +104,7 @@ def kernel_args(q, k, v, gl, beta, cu, h0, lens, H, HV, use_h0: bool):
                 group=HV // H)
 
 
-def check(kern, names, lens, H, HV, pad, seed, use_h0) -> tuple[float, float]:
+def check(kern, names, lens, H, HV, pad, seed, use_h0) -> tuple[float, float, torch.Tensor, torch.Tensor]:
     from flashqla.reference import gdn_recurrent_ref
 
     q, k, v, gl, beta, cu, h0 = make_inputs(lens, H, HV, pad, seed)
@@ -119,7 +121,7 @@ def check(kern, names, lens, H, HV, pad, seed, use_h0) -> tuple[float, float]:
     if tail.numel():
         assert (tail == 0).all().item(), "padding tail not zeroed"
     ht_err = (x["ht"].double() - ht_ref).abs().max().item()
-    return o_err, ht_err
+    return o_err, ht_err, x["o"], x["ht"]
 
 
 def time_ms(fn) -> float:
@@ -146,11 +148,19 @@ def main() -> int:
     cases = [([1000, 1, 64, 200, 129], 2, 4, 37, True), ([4096], 2, 8, 0, False), ([700, 2048, 63], 4, 4, 0, True),
              ([3000, 5000], 1, 2, 100, True)]
     worst = 0.0
+    first = {}  # per case: the first kernel's outputs (the others are compared with them bit for bit)
     for w, (kern, names, _) in kernels.items():
         for seed, (lens, H, HV, pad, use_h0) in enumerate(cases):
-            o_err, ht_err = check(kern, names, lens, H, HV, pad, seed, use_h0)
+            o_err, ht_err, o, ht = check(kern, names, lens, H, HV, pad, seed, use_h0)
             worst = max(worst, o_err, ht_err)
-            print(f"  {w:<10} lens={lens} H={H} HV={HV} pad={pad} h0={use_h0}: o {o_err:.3e}  ht {ht_err:.3e}",
+            same = ""
+            if seed in first:
+                o0, ht0 = first[seed]
+                same = f"  {'bitwise equal to' if torch.equal(o, o0) and torch.equal(ht, ht0) else 'differs from'} " \
+                       f"{next(iter(kernels))}"
+            else:
+                first[seed] = (o, ht)
+            print(f"  {w:<10} lens={lens} H={H} HV={HV} pad={pad} h0={use_h0}: o {o_err:.3e}  ht {ht_err:.3e}{same}",
                   flush=True)
     ok = worst < 2e-2
     print(f"worst {worst:.3e}: {'PASS' if ok else 'FAIL'} (bound 2e-2, max abs: bf16 o of |o| ~ 1)")

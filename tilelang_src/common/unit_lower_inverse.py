@@ -7,7 +7,10 @@ read of inv_s between the steps) and beta (b_s). The steps: the
 four 16 x 16 diagonal blocks (16 threads per block, one column each, in registers, or from 8 x 8 blocks), the
 level-1 merge X = -D_hi T_lo D_lo of the 16-blocks (1, 0) and (3, 2), the level-2 merge of the 32-block (1, 0); the
 merges' products as TF32 mma.sync per warp or as T.gemm. The chunk prep (sm90/chunk_prep.py) picks them by its
-options; a kernel that forms the inverse beside other work calls the same macros."""
+options; a kernel that forms the inverse beside other work calls the same macros. The `_shfl` forms of the 8x8 step
+and the level-1 merge keep their intermediate Y in registers and move it between a warp's lanes by shuffles (their
+warps only ever read back their own Y), which spares the scratch's round trip through shared memory and the
+warpgroup syncs that TileLang places around it."""
 
 import tilelang.language as T
 
@@ -159,3 +162,76 @@ def tc_level2_merge(m_s, inv_s, b_s, acc32, ys, y0):
     T.gemm(inv_s[32:64, 32:64], ys[0:32, y0:y0 + 32], acc32, clear_accum=True)
     for r, c in T.Parallel(32, 32):
         inv_s[32 + r, c] = -acc32[r, c]
+
+
+@T.macro
+def diag8_blocks_shfl(m_s, inv_s, b_s, col, yv, tx):
+    """diag8_blocks with Y = T21 D1 kept in registers: X = -D2 Y takes Y's rows from the warp's lanes by shuffles
+    (Y[j, c] is lane 4 j + c / 2's) instead of a scratch in shared memory, so no warpgroup sync sits between Y's
+    stores and X's reads. The same products in the same order: the same values as diag8_blocks. yv: 4 fp32 locals."""
+    for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
+        inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
+    if tx < 64:
+        solve_diag_column(m_s, inv_s, b_s, col, tx, 8)
+    bw = tx // 32
+    r = (tx % 32) // 4
+    c = 2 * (tx % 4)
+    yv[0] = 0.0
+    yv[1] = 0.0
+    for j in T.unroll(8):
+        t21 = b_s[16 * bw + 8 + r] * m_s[16 * bw + j, 16 * bw + 8 + r]
+        yv[0] += t21 * inv_s[16 * bw + j, 16 * bw + c]
+        yv[1] += t21 * inv_s[16 * bw + j, 16 * bw + c + 1]
+    yv[2] = 0.0
+    yv[3] = 0.0
+    for j in T.unroll(8):
+        d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
+        yv[2] -= d2 * T.shfl_sync(yv[0], 4 * j + tx % 4)
+        yv[3] -= d2 * T.shfl_sync(yv[1], 4 * j + tx % 4)
+    inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[2]
+    inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[3]
+
+
+@T.macro
+def mma_level1_merge_shfl(m_s, inv_s, b_s, fa, fb, fc, fy, tx):
+    """mma_level1_merge with Y = T_lo D_lo kept in registers: the second product's B fragments (Y[8 ks + lt, lg],
+    Y[8 ks + lt + 4, lg]) are taken from the first product's accumulators (Y[lg + 8 (i // 2), 2 lt + i % 2] in fc[i])
+    by shuffles: Y[row, col] is lane 4 (row % 8) + col / 2's fc[2 (row // 8) + col % 2]. The same values as
+    mma_level1_merge, without its scratch in shared memory. fy: 4 fp32 locals."""
+    w = tx // 32
+    lg = (tx % 32) // 4
+    lt = tx % 4
+    p = w // 2
+    c0 = 8 * (w % 2)
+    for i in T.unroll(4):
+        fc[i] = 0.0
+    for ks in T.unroll(2):
+        fa[0] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg]
+        fa[1] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg + 8]
+        fa[2] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg]
+        fa[3] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg + 8]
+        fb[0] = inv_s[32 * p + 8 * ks + lt, 32 * p + c0 + lg]
+        fb[1] = inv_s[32 * p + 8 * ks + lt + 4, 32 * p + c0 + lg]
+        T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
+                  T.bool(False))
+    for i in T.unroll(4):
+        fc[i] = b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i]
+    # fy[2 ks + h] = Y[8 ks + lt + 4 h, lg]: from lane 4 (lt + 4 h) + lg / 2, element 2 ks + lg % 2
+    for ks in T.unroll(2):
+        for h in T.unroll(2):
+            y_even = T.shfl_sync(fc[2 * ks], 4 * (lt + 4 * h) + lg // 2)
+            y_odd = T.shfl_sync(fc[2 * ks + 1], 4 * (lt + 4 * h) + lg // 2)
+            fy[2 * ks + h] = T.if_then_else(lg % 2 == 1, y_odd, y_even)
+    for i in T.unroll(4):
+        fc[i] = 0.0
+    for ks in T.unroll(2):
+        fa[0] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt]
+        fa[1] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt]
+        fa[2] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt + 4]
+        fa[3] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt + 4]
+        fb[0] = fy[2 * ks]
+        fb[1] = fy[2 * ks + 1]
+        T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
+                  T.bool(False))
+    for i in T.unroll(4):
+        inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]

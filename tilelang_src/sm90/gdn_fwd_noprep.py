@@ -41,7 +41,8 @@ from common.chunk_load import load_gate_cumsum_beta, load_rows
 from common.chunk_store import store_o_walk, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
-from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
+from common.unit_lower_inverse import (diag8_blocks, diag8_blocks_shfl, mma_level1_merge, mma_level1_merge_shfl,
+                                       tc_level2_merge)
 from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
@@ -92,6 +93,10 @@ def gdn_fwd_noprep_sm90(
     # gating) into one shared two-stage buffer, and both sync on a named barrier before their O2 reads the whole P:
     # today each forms the whole P (Nsight Compute: its gating is 16 % of a math warpgroup's time)
     p_split: bool = False,
+    # the solve's 8x8 step and level-1 merge with their intermediate Y moved between lanes by shuffles instead of a
+    # scratch in shared memory (common/unit_lower_inverse.py `_shfl`): the same values, 4 of the auxiliary
+    # warpgroup's 17 syncs per chunk fewer
+    solve_shfl: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -364,10 +369,11 @@ def gdn_fwd_noprep_sm90(
             p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, then P
             acc32 = T.alloc_fragment((32, 32), accum)
             col = T.alloc_local((16,), accum)
-            yv = T.alloc_local((2,), accum)
+            yv = T.alloc_local((4 if solve_shfl else 2,), accum)
             fa = T.alloc_local((4,), accum)
             fb = T.alloc_local((2,), accum)
             fc = T.alloc_local((4,), accum)
+            fy = T.alloc_local((4,), accum)  # (solve_shfl) Y's B fragments in the level-1 merge
             sc = T.alloc_local((3,), accum)  # the producer warp's cumsum
 
             full_k = T.alloc_barrier([32] * KS)  # K, g's cumsum and beta loaded (producer warp 0)
@@ -446,8 +452,12 @@ def gdn_fwd_noprep_sm90(
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
                         inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
-                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0)
-                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0)
+                    if solve_shfl:
+                        diag8_blocks_shfl(m_s, inv_s, beta_s, col, yv, ax)
+                        mma_level1_merge_shfl(m_s, inv_s, beta_s, fa, fb, fc, fy, ax)
+                    else:
+                        diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0)
+                        mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0)
                     tc_level2_merge(m_s, inv_s, beta_s, acc32, inv_s, Y0)
                     # G = A_g * beta_col
                     for r, c in T.Parallel(BT, BT):
