@@ -22,9 +22,9 @@ KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
 SHIPPED = {"p_in_math": True, "k_stages": 3, "x_free_early": True}
 OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3}, SHIPPED,
            {**SHIPPED, "p_split": True}, {**SHIPPED, "log2_gates": True}, {**SHIPPED, "solve_shfl": True},
-           {"k_stages": 3}, {}]
+           {**SHIPPED, "solve_shfl": True, "l2_shfl": True}, {"k_stages": 3}, {}]
 IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "shipped", "shipped-p-split", "shipped-log2-gates",
-       "shipped-solve-shfl", "p_in_aux-k3", "p_in_aux"]
+       "shipped-solve-shfl", "shipped-solve-l2-shfl", "p_in_aux-k3", "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():

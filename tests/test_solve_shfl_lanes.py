@@ -1,6 +1,6 @@
 """The lane arithmetic of common/unit_lower_inverse.py's `_shfl` macros, emulated for one warp on the CPU: the shuffles
-hand each lane exactly the values that the shared-memory scratch of diag8_blocks and mma_level1_merge would (a source
-lane or element off by one fails it). The macros' TileLang code itself runs only on a GPU
+hand each lane exactly the values that the shared-memory scratch of diag8_blocks, mma_level1_merge and
+mma_level2_merge would (a source lane or element off by one fails it). The macros' TileLang code itself runs only on a GPU
 (benchmarks/noprep_check.py, gdn_fwd_noprep's solve_shfl)."""
 
 from __future__ import annotations
@@ -38,3 +38,15 @@ def test_level1_shuffles_turn_the_accumulator_into_the_b_fragments():
     # a wrong source (the row's lane without the 4 h offset) fails
     bad = np.where(lg % 2 == 1, shfl(fc[1], 4 * lt + lg // 2), shfl(fc[0], 4 * lt + lg // 2))
     assert not np.array_equal(bad, y[lt + 4, lg])
+
+
+def test_level2_shuffles_turn_two_accumulator_tiles_into_the_b_fragments():
+    y = np.random.default_rng(2).standard_normal((32, 8))  # Y = T_lo D_lo, the warp's 8 columns, two 16-row tiles
+    lg, lt = LANES // 4, LANES % 4
+    # fc[4 mt + i] = C_mt[lg + 8 (i // 2), 2 lt + i % 2] = Y[16 mt + lg + 8 (i // 2), 2 lt + i % 2]
+    fc = np.stack([y[16 * (i // 4) + lg + 8 * ((i % 4) // 2), 2 * lt + i % 2] for i in range(8)])
+    for ks in range(4):
+        for h in range(2):
+            src = 4 * (lt + 4 * h) + lg // 2
+            fy = np.where(lg % 2 == 1, shfl(fc[2 * ks + 1], src), shfl(fc[2 * ks], src))
+            assert np.array_equal(fy, y[8 * ks + lt + 4 * h, lg]), (ks, h)

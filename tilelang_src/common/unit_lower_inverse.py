@@ -235,3 +235,53 @@ def mma_level1_merge_shfl(m_s, inv_s, b_s, fa, fb, fc, fy, tx):
                   T.bool(False))
     for i in T.unroll(4):
         inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
+
+
+@T.macro
+def mma_level2_merge_shfl(m_s, inv_s, b_s, fa, fb, fc, fy, tx):
+    """mma_level2_merge with Y = T_lo D_lo kept in registers: warp w's second product reads only Y's columns
+    8 w .. 8 w + 8, which its first product formed, so its B fragments (Y[8 ks + lt, lg], Y[8 ks + lt + 4, lg] for
+    ks = 0..3) come from the accumulators (Y[16 mt + lg + 8 (i // 2), 2 lt + i % 2] in fc[4 mt + i]) by shuffles:
+    Y[row, col] is lane 4 (row % 8) + col / 2's fc[2 (row // 8) + col % 2], as in mma_level1_merge_shfl. fa, fc: 8
+    fp32 locals (two 16-row tiles), fb: 2, fy: 8."""
+    w = tx // 32
+    lg = (tx % 32) // 4
+    lt = tx % 4
+    c0 = 8 * w
+    for i in T.unroll(8):
+        fc[i] = 0.0
+    for ks in T.unroll(4):
+        for mt in T.unroll(2):
+            fa[4 * mt + 0] = m_s[8 * ks + lt, 32 + 16 * mt + lg]
+            fa[4 * mt + 1] = m_s[8 * ks + lt, 32 + 16 * mt + lg + 8]
+            fa[4 * mt + 2] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg]
+            fa[4 * mt + 3] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg + 8]
+        fb[0] = inv_s[8 * ks + lt, c0 + lg]
+        fb[1] = inv_s[8 * ks + lt + 4, c0 + lg]
+        for mt in T.unroll(2):
+            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
+                      fc.data, 4 * mt, T.bool(False))
+    for i in T.unroll(8):
+        fc[i] = b_s[32 + 16 * (i // 4) + lg + 8 * ((i % 4) // 2)] * fc[i]
+    # fy[2 ks + h] = Y[8 ks + lt + 4 h, lg]: from lane 4 (lt + 4 h) + lg / 2, element 2 ks + lg % 2
+    for ks in T.unroll(4):
+        for h in T.unroll(2):
+            y_even = T.shfl_sync(fc[2 * ks], 4 * (lt + 4 * h) + lg // 2)
+            y_odd = T.shfl_sync(fc[2 * ks + 1], 4 * (lt + 4 * h) + lg // 2)
+            fy[2 * ks + h] = T.if_then_else(lg % 2 == 1, y_odd, y_even)
+    for i in T.unroll(8):
+        fc[i] = 0.0
+    for ks in T.unroll(4):
+        for mt in T.unroll(2):
+            fa[4 * mt + 0] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt]
+            fa[4 * mt + 1] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt]
+            fa[4 * mt + 2] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt + 4]
+            fa[4 * mt + 3] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt + 4]
+        fb[0] = fy[2 * ks]
+        fb[1] = fy[2 * ks + 1]
+        for mt in T.unroll(2):
+            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
+                      fc.data, 4 * mt, T.bool(False))
+    for mt in T.unroll(2):
+        for i in T.unroll(4):
+            inv_s[32 + 16 * mt + lg + 8 * (i // 2), c0 + 2 * lt + i % 2] = -fc[4 * mt + i]

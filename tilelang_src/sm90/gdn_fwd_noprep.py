@@ -42,7 +42,7 @@ from common.chunk_store import store_o_walk, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 from common.unit_lower_inverse import (diag8_blocks, diag8_blocks_shfl, mma_level1_merge, mma_level1_merge_shfl,
-                                       tc_level2_merge)
+                                       mma_level2_merge_shfl, tc_level2_merge)
 from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
@@ -97,6 +97,9 @@ def gdn_fwd_noprep_sm90(
     # scratch in shared memory (common/unit_lower_inverse.py `_shfl`): the same values, 4 of the auxiliary
     # warpgroup's 17 syncs per chunk fewer
     solve_shfl: bool = False,
+    # the solve's level-2 merge by mma.sync per warp with its Y moved by shuffles (mma_level2_merge_shfl) instead of
+    # T.gemm with Y through shared memory (tc_level2_merge)
+    l2_shfl: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -370,10 +373,10 @@ def gdn_fwd_noprep_sm90(
             acc32 = T.alloc_fragment((32, 32), accum)
             col = T.alloc_local((16,), accum)
             yv = T.alloc_local((4 if solve_shfl else 2,), accum)
-            fa = T.alloc_local((4,), accum)
+            fa = T.alloc_local((8 if l2_shfl else 4,), accum)
             fb = T.alloc_local((2,), accum)
-            fc = T.alloc_local((4,), accum)
-            fy = T.alloc_local((4,), accum)  # (solve_shfl) Y's B fragments in the level-1 merge
+            fc = T.alloc_local((8 if l2_shfl else 4,), accum)
+            fy = T.alloc_local((8 if l2_shfl else 4,), accum)  # (solve_shfl, l2_shfl) Y's B fragments in the merges
             sc = T.alloc_local((3,), accum)  # the producer warp's cumsum
 
             full_k = T.alloc_barrier([32] * KS)  # K, g's cumsum and beta loaded (producer warp 0)
@@ -458,7 +461,10 @@ def gdn_fwd_noprep_sm90(
                     else:
                         diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0)
                         mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0)
-                    tc_level2_merge(m_s, inv_s, beta_s, acc32, inv_s, Y0)
+                    if l2_shfl:
+                        mma_level2_merge_shfl(m_s, inv_s, beta_s, fa, fb, fc, fy, ax)
+                    else:
+                        tc_level2_merge(m_s, inv_s, beta_s, acc32, inv_s, Y0)
                     # G = A_g * beta_col
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
