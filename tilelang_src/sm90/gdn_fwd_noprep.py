@@ -123,6 +123,7 @@ def gdn_fwd_noprep_sm90(
     def exp_g(x):
         """e^x for x in g_s's units (log2 units with log2_gates)"""
         return T.exp2(x) if log2_gates else T.exp2(x * LOG2E)
+
     accum = "float32"
 
     @T.macro
