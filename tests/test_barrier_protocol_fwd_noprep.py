@@ -45,12 +45,14 @@ def test_every_role_and_barrier_is_read():
     assert {"ga_s", "gam_s", "gam2_s", "r_s"} <= aux_writes
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=IDS)
-@pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
-@pytest.mark.parametrize("chunks", [1, 2, 3, 5])
+# (p_split only with two math warpgroups: the factory asserts it)
+SCHEDULES = [pytest.param(chunks, nmath, options, id=f"{chunks}-{nid}-{oid}")
+             for options, oid in zip(OPTIONS, IDS) for nmath, nid in ((2, "BV128"), (1, "BV64"))
+             for chunks in (1, 2, 3, 5) if nmath == 2 or not options.get("p_split")]
+
+
+@pytest.mark.parametrize("chunks, nmath, options", SCHEDULES)
 def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, nmath, options):
-    if nmath == 1 and options.get("p_split"):
-        pytest.skip("p_split needs two math warpgroups (the factory asserts it)")
     assert check(KERNEL, chunks, 1, runs=50, flags={"NMATH": nmath, **options}) == []
 
 
@@ -89,16 +91,11 @@ EARLY_FREE = """            if x_free_early:
      {"p_in_math": True, "k_stages": 3}, "(ga_s|gam_s|gam2_s|r_s)"),
     # freed early, the auxiliary stage is released only after the per-row gates' passes read r (here: before them)
     (R_PASS + EARLY_FREE, EARLY_FREE + R_PASS, {"p_in_math": True, "k_stages": 3, "x_free_early": True}, "r_s"),
-    # with p_split a math warpgroup's O2 reads the other's half of P only after the pair barrier
-    ("                    T.sync_threads(MATH_PAIR_BARRIER, 256)  # both halves of P written before either "
-     "product reads it\n", "", {**SHIPPED, "p_split": True}, "pm_s"),
     # V is overwritten only after both math warpgroups formed W^T from it (its release moved ahead of W^T)
     ("            T.barrier_arrive(empty_v[i % 2])  # V read (W^T)\n", "", {"p_in_math": True}, "v_s"),
 ])
 @pytest.mark.parametrize("nmath", [2, 1], ids=["BV128", "BV64"])
 def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):
-    if nmath == 1 and options.get("p_split"):
-        pytest.skip("p_split needs two math warpgroups")
     source = mutated(old, new)
     if P_ARRIVALS in new:  # the moved arrivals: drop their later copy
         head, tail = source.split(P_PRODUCT, 1)
@@ -108,6 +105,14 @@ def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):
         source = source.replace(wait_v, wait_v + old, 1)
     errors = check(source, 4, 1, runs=30, flags={"NMATH": nmath, **options})
     assert errors and all(("race" in e and re.search(buffer, e)) or "phase" in e for e in errors), errors[:2]
+
+
+def test_with_p_split_the_pair_barrier_orders_the_halves_of_p():
+    """A math warpgroup's O2 reads the other's half of P only after the pair barrier (two math warpgroups)."""
+    source = mutated("                    T.sync_threads(MATH_PAIR_BARRIER, 256)  # both halves of P written before "
+                     "either product reads it\n", "")
+    errors = check(source, 4, 1, runs=30, flags={"NMATH": 2, **SHIPPED, "p_split": True})
+    assert errors and all(("race" in e and "pm_s" in e) or "phase" in e for e in errors), errors[:2]
 
 
 @pytest.mark.parametrize("old, new, options", [
