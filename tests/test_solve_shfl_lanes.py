@@ -1,7 +1,7 @@
-"""The lane arithmetic of common/unit_lower_inverse.py's `_shfl` macros, emulated for one warp on the CPU: the shuffles
-hand each lane exactly the values that the shared-memory scratch of diag8_blocks, mma_level1_merge and
-mma_level2_merge would (a source lane or element off by one fails it). The macros' TileLang code itself runs only on a GPU
-(benchmarks/noprep_check.py, gdn_fwd_noprep's solve_shfl)."""
+"""The lane arithmetic of common/unit_lower_inverse.py's macros with `shfl`, emulated for one warp on the CPU: the
+shuffles hand each lane exactly the values that the shared-memory scratch of diag8_blocks, mma_level1_merge and
+mma_level2_merge would (a source lane or element off by one fails it). The macros' TileLang code itself runs only on
+a GPU (benchmarks/noprep_check.py, gdn_fwd_noprep's solve_shfl)."""
 
 from __future__ import annotations
 

@@ -7,10 +7,10 @@ read of inv_s between the steps) and beta (b_s). The steps: the
 four 16 x 16 diagonal blocks (16 threads per block, one column each, in registers, or from 8 x 8 blocks), the
 level-1 merge X = -D_hi T_lo D_lo of the 16-blocks (1, 0) and (3, 2), the level-2 merge of the 32-block (1, 0); the
 merges' products as TF32 mma.sync per warp or as T.gemm. The chunk prep (sm90/chunk_prep.py) picks them by its
-options; a kernel that forms the inverse beside other work calls the same macros. The `_shfl` forms of the 8x8 step
-and the level-1 merge keep their intermediate Y in registers and move it between a warp's lanes by shuffles (their
-warps only ever read back their own Y), which spares the scratch's round trip through shared memory and the
-warpgroup syncs that TileLang places around it."""
+options; a kernel that forms the inverse beside other work calls the same macros. With `shfl` (trace time) the 8x8
+step and the mma merges keep their intermediate Y in registers and move it between a warp's lanes by shuffles (their
+warps only ever read back their own Y): the same products, without the scratch's round trip through shared memory and
+the warpgroup syncs that TileLang places around it (the lane arithmetic: tests/test_solve_shfl_lanes.py)."""
 
 import tilelang.language as T
 
@@ -29,11 +29,26 @@ def solve_diag_column(m_s, inv_s, b_s, col, tx, n):
 
 
 @T.macro
-def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
+def shfl_b_fragments(fc, fy, nks, lg, lt):
+    """fy[2 ks + h] <- Y[8 ks + lt + 4 h, lg] for ks < nks, h < 2: the B fragments of a product over Y's rows from the
+    m16n8k8 accumulators that hold Y in this warp (fc[2 ks + e] = Y[8 ks + lg, 2 lt + e], tiles of 16 rows stacked):
+    Y[row, col] is lane 4 (row % 8) + col / 2's element 2 (row // 8) + col % 2."""
+    for ks in T.unroll(nks):
+        for h in T.unroll(2):
+            y_even = T.shfl_sync(fc[2 * ks], 4 * (lt + 4 * h) + lg // 2)
+            y_odd = T.shfl_sync(fc[2 * ks + 1], 4 * (lt + 4 * h) + lg // 2)
+            fy[2 * ks + h] = T.if_then_else(lg % 2 == 1, y_odd, y_even)
+
+
+@T.macro
+def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=False):
     """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8
     (h = w % 2) of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
     scaled by beta's rows into the scratch ys[16p + r, y0 + c]; then -D_hi Y into the inverse's block
-    inv[32p + 16 + r, 32p + c]. A warp reads back only the scratch columns it wrote."""
+    inv[32p + 16 + r, 32p + c]. A warp reads back only the scratch columns it wrote. With shfl, Y stays in the
+    accumulators fc[i] (Y[lg + 8 (i // 2), 2 lt + i % 2]) and the second product's B fragments (Y[8 ks + lt, lg],
+    Y[8 ks + lt + 4, lg]) come from them by shuffles into fy (4 fp32 locals): Y[row, col] is lane
+    4 (row % 8) + col / 2's fc[2 (row // 8) + col % 2]."""
     w = tx // 32
     lg = (tx % 32) // 4
     lt = tx % 4
@@ -50,9 +65,14 @@ def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
         fb[1] = inv_s[32 * p + 8 * ks + lt + 4, 32 * p + c0 + lg]
         T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
                   T.bool(False))
-    for i in T.unroll(4):
-        ys[16 * p + lg + 8 * (i // 2), y0 + c0 + 2 * lt + i % 2] = (
-            b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i])
+    if shfl:
+        for i in T.unroll(4):
+            fc[i] = b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i]
+        shfl_b_fragments(fc, fy, 2, lg, lt)
+    else:
+        for i in T.unroll(4):
+            ys[16 * p + lg + 8 * (i // 2), y0 + c0 + 2 * lt + i % 2] = (
+                b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i])
     for i in T.unroll(4):
         fc[i] = 0.0
     for ks in T.unroll(2):
@@ -60,8 +80,12 @@ def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
         fa[1] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt]
         fa[2] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt + 4]
         fa[3] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt + 4]
-        fb[0] = ys[16 * p + 8 * ks + lt, y0 + c0 + lg]
-        fb[1] = ys[16 * p + 8 * ks + lt + 4, y0 + c0 + lg]
+        if shfl:
+            fb[0] = fy[2 * ks]
+            fb[1] = fy[2 * ks + 1]
+        else:
+            fb[0] = ys[16 * p + 8 * ks + lt, y0 + c0 + lg]
+            fb[1] = ys[16 * p + 8 * ks + lt + 4, y0 + c0 + lg]
         T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
                   T.bool(False))
     for i in T.unroll(4):
@@ -69,11 +93,13 @@ def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
 
 
 @T.macro
-def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
+def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=False):
     """The level-2 merge by warps: warp w = tx // 32 takes columns c0 = 8 w .. c0 + 8 of both 32x32x32 products,
     rows in two 16-row tiles (fa[4 t:4 t + 4] and fc[4 t:4 t + 4] are tile t's fragments). Y = T_lo D_lo
     (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch ys[r, y0 + c]; then
-    -D_hi Y (D_hi = inv[32:64, 32:64]) into the inverse's block inv[32 + r, c]."""
+    -D_hi Y (D_hi = inv[32:64, 32:64]) into the inverse's block inv[32 + r, c]. A warp reads back only the columns its
+    first product formed: with shfl its B fragments come from the accumulators by shuffles into fy (8 fp32 locals),
+    as in mma_level1_merge."""
     w = tx // 32
     lg = (tx % 32) // 4
     lt = tx % 4
@@ -91,10 +117,15 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
         for mt in T.unroll(2):
             T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
                       fc.data, 4 * mt, T.bool(False))
-    for mt in T.unroll(2):
-        for i in T.unroll(4):
-            ys[16 * mt + lg + 8 * (i // 2), y0 + c0 + 2 * lt + i % 2] = (
-                b_s[32 + 16 * mt + lg + 8 * (i // 2)] * fc[4 * mt + i])
+    if shfl:
+        for i in T.unroll(8):
+            fc[i] = b_s[32 + 16 * (i // 4) + lg + 8 * ((i % 4) // 2)] * fc[i]
+        shfl_b_fragments(fc, fy, 4, lg, lt)
+    else:
+        for mt in T.unroll(2):
+            for i in T.unroll(4):
+                ys[16 * mt + lg + 8 * (i // 2), y0 + c0 + 2 * lt + i % 2] = (
+                    b_s[32 + 16 * mt + lg + 8 * (i // 2)] * fc[4 * mt + i])
     for i in T.unroll(8):
         fc[i] = 0.0
     for ks in T.unroll(4):
@@ -103,8 +134,12 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
             fa[4 * mt + 1] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt]
             fa[4 * mt + 2] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt + 4]
             fa[4 * mt + 3] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt + 4]
-        fb[0] = ys[8 * ks + lt, y0 + c0 + lg]
-        fb[1] = ys[8 * ks + lt + 4, y0 + c0 + lg]
+        if shfl:
+            fb[0] = fy[2 * ks]
+            fb[1] = fy[2 * ks + 1]
+        else:
+            fb[0] = ys[8 * ks + lt, y0 + c0 + lg]
+            fb[1] = ys[8 * ks + lt + 4, y0 + c0 + lg]
         for mt in T.unroll(2):
             T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
                       fc.data, 4 * mt, T.bool(False))
@@ -114,7 +149,7 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0):
 
 
 @T.macro
-def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0):
+def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False):
     """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
     blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
     forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch ys[8b + r, y0 + c]
@@ -124,7 +159,10 @@ def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0):
     threads ahead of the solve, not by the solving threads after it: there TileLang put a 64-thread named barrier
     (bar.sync 3, 64) between the two, and compute-sanitizer's racecheck then reported RAW hazards on the A tile's
     element stores far below it (a4393e2; barrier 0 is uniform in the loop: whether racecheck lost count or the race
-    was real is not settled, so the pattern is avoided)."""
+    was real is not settled, so the pattern is avoided).
+
+    With shfl, Y stays in registers and X's loop takes Y's rows from the warp's lanes by shuffles (Y[j, c] is lane
+    4 j + c / 2's): yv then holds 4 fp32 locals, and ys, y0 are not read."""
     for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
         inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
     if tx < 64:
@@ -138,16 +176,26 @@ def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0):
         t21 = b_s[16 * bw + 8 + r] * m_s[16 * bw + j, 16 * bw + 8 + r]
         yv[0] += t21 * inv_s[16 * bw + j, 16 * bw + c]
         yv[1] += t21 * inv_s[16 * bw + j, 16 * bw + c + 1]
-    ys[8 * bw + r, y0 + c] = yv[0]
-    ys[8 * bw + r, y0 + c + 1] = yv[1]
-    yv[0] = 0.0
-    yv[1] = 0.0
-    for j in T.unroll(8):
-        d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
-        yv[0] -= d2 * ys[8 * bw + j, y0 + c]
-        yv[1] -= d2 * ys[8 * bw + j, y0 + c + 1]
-    inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[0]
-    inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[1]
+    if shfl:
+        yv[2] = 0.0
+        yv[3] = 0.0
+        for j in T.unroll(8):
+            d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
+            yv[2] -= d2 * T.shfl_sync(yv[0], 4 * j + tx % 4)
+            yv[3] -= d2 * T.shfl_sync(yv[1], 4 * j + tx % 4)
+        inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[2]
+        inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[3]
+    else:
+        ys[8 * bw + r, y0 + c] = yv[0]
+        ys[8 * bw + r, y0 + c + 1] = yv[1]
+        yv[0] = 0.0
+        yv[1] = 0.0
+        for j in T.unroll(8):
+            d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
+            yv[0] -= d2 * ys[8 * bw + j, y0 + c]
+            yv[1] -= d2 * ys[8 * bw + j, y0 + c + 1]
+        inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[0]
+        inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[1]
 
 
 @T.macro
@@ -163,125 +211,3 @@ def tc_level2_merge(m_s, inv_s, b_s, acc32, ys, y0):
     for r, c in T.Parallel(32, 32):
         inv_s[32 + r, c] = -acc32[r, c]
 
-
-@T.macro
-def diag8_blocks_shfl(m_s, inv_s, b_s, col, yv, tx):
-    """diag8_blocks with Y = T21 D1 kept in registers: X = -D2 Y takes Y's rows from the warp's lanes by shuffles
-    (Y[j, c] is lane 4 j + c / 2's) instead of a scratch in shared memory, so no warpgroup sync sits between Y's
-    stores and X's reads. The same products in the same order: the same values as diag8_blocks. yv: 4 fp32 locals."""
-    for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
-        inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
-    if tx < 64:
-        solve_diag_column(m_s, inv_s, b_s, col, tx, 8)
-    bw = tx // 32
-    r = (tx % 32) // 4
-    c = 2 * (tx % 4)
-    yv[0] = 0.0
-    yv[1] = 0.0
-    for j in T.unroll(8):
-        t21 = b_s[16 * bw + 8 + r] * m_s[16 * bw + j, 16 * bw + 8 + r]
-        yv[0] += t21 * inv_s[16 * bw + j, 16 * bw + c]
-        yv[1] += t21 * inv_s[16 * bw + j, 16 * bw + c + 1]
-    yv[2] = 0.0
-    yv[3] = 0.0
-    for j in T.unroll(8):
-        d2 = inv_s[16 * bw + 8 + r, 16 * bw + 8 + j]
-        yv[2] -= d2 * T.shfl_sync(yv[0], 4 * j + tx % 4)
-        yv[3] -= d2 * T.shfl_sync(yv[1], 4 * j + tx % 4)
-    inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[2]
-    inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[3]
-
-
-@T.macro
-def mma_level1_merge_shfl(m_s, inv_s, b_s, fa, fb, fc, fy, tx):
-    """mma_level1_merge with Y = T_lo D_lo kept in registers: the second product's B fragments (Y[8 ks + lt, lg],
-    Y[8 ks + lt + 4, lg]) are taken from the first product's accumulators (Y[lg + 8 (i // 2), 2 lt + i % 2] in fc[i])
-    by shuffles: Y[row, col] is lane 4 (row % 8) + col / 2's fc[2 (row // 8) + col % 2]. The same values as
-    mma_level1_merge, without its scratch in shared memory. fy: 4 fp32 locals."""
-    w = tx // 32
-    lg = (tx % 32) // 4
-    lt = tx % 4
-    p = w // 2
-    c0 = 8 * (w % 2)
-    for i in T.unroll(4):
-        fc[i] = 0.0
-    for ks in T.unroll(2):
-        fa[0] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg]
-        fa[1] = m_s[32 * p + 8 * ks + lt, 32 * p + 16 + lg + 8]
-        fa[2] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg]
-        fa[3] = m_s[32 * p + 8 * ks + lt + 4, 32 * p + 16 + lg + 8]
-        fb[0] = inv_s[32 * p + 8 * ks + lt, 32 * p + c0 + lg]
-        fb[1] = inv_s[32 * p + 8 * ks + lt + 4, 32 * p + c0 + lg]
-        T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
-                  T.bool(False))
-    for i in T.unroll(4):
-        fc[i] = b_s[32 * p + 16 + lg + 8 * (i // 2)] * fc[i]
-    # fy[2 ks + h] = Y[8 ks + lt + 4 h, lg]: from lane 4 (lt + 4 h) + lg / 2, element 2 ks + lg % 2
-    for ks in T.unroll(2):
-        for h in T.unroll(2):
-            y_even = T.shfl_sync(fc[2 * ks], 4 * (lt + 4 * h) + lg // 2)
-            y_odd = T.shfl_sync(fc[2 * ks + 1], 4 * (lt + 4 * h) + lg // 2)
-            fy[2 * ks + h] = T.if_then_else(lg % 2 == 1, y_odd, y_even)
-    for i in T.unroll(4):
-        fc[i] = 0.0
-    for ks in T.unroll(2):
-        fa[0] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt]
-        fa[1] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt]
-        fa[2] = inv_s[32 * p + 16 + lg, 32 * p + 16 + 8 * ks + lt + 4]
-        fa[3] = inv_s[32 * p + 16 + lg + 8, 32 * p + 16 + 8 * ks + lt + 4]
-        fb[0] = fy[2 * ks]
-        fb[1] = fy[2 * ks + 1]
-        T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 0, fb.data, 0, fc.data, 0,
-                  T.bool(False))
-    for i in T.unroll(4):
-        inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
-
-
-@T.macro
-def mma_level2_merge_shfl(m_s, inv_s, b_s, fa, fb, fc, fy, tx):
-    """mma_level2_merge with Y = T_lo D_lo kept in registers: warp w's second product reads only Y's columns
-    8 w .. 8 w + 8, which its first product formed, so its B fragments (Y[8 ks + lt, lg], Y[8 ks + lt + 4, lg] for
-    ks = 0..3) come from the accumulators (Y[16 mt + lg + 8 (i // 2), 2 lt + i % 2] in fc[4 mt + i]) by shuffles:
-    Y[row, col] is lane 4 (row % 8) + col / 2's fc[2 (row // 8) + col % 2], as in mma_level1_merge_shfl. fa, fc: 8
-    fp32 locals (two 16-row tiles), fb: 2, fy: 8."""
-    w = tx // 32
-    lg = (tx % 32) // 4
-    lt = tx % 4
-    c0 = 8 * w
-    for i in T.unroll(8):
-        fc[i] = 0.0
-    for ks in T.unroll(4):
-        for mt in T.unroll(2):
-            fa[4 * mt + 0] = m_s[8 * ks + lt, 32 + 16 * mt + lg]
-            fa[4 * mt + 1] = m_s[8 * ks + lt, 32 + 16 * mt + lg + 8]
-            fa[4 * mt + 2] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg]
-            fa[4 * mt + 3] = m_s[8 * ks + lt + 4, 32 + 16 * mt + lg + 8]
-        fb[0] = inv_s[8 * ks + lt, c0 + lg]
-        fb[1] = inv_s[8 * ks + lt + 4, c0 + lg]
-        for mt in T.unroll(2):
-            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
-                      fc.data, 4 * mt, T.bool(False))
-    for i in T.unroll(8):
-        fc[i] = b_s[32 + 16 * (i // 4) + lg + 8 * ((i % 4) // 2)] * fc[i]
-    # fy[2 ks + h] = Y[8 ks + lt + 4 h, lg]: from lane 4 (lt + 4 h) + lg / 2, element 2 ks + lg % 2
-    for ks in T.unroll(4):
-        for h in T.unroll(2):
-            y_even = T.shfl_sync(fc[2 * ks], 4 * (lt + 4 * h) + lg // 2)
-            y_odd = T.shfl_sync(fc[2 * ks + 1], 4 * (lt + 4 * h) + lg // 2)
-            fy[2 * ks + h] = T.if_then_else(lg % 2 == 1, y_odd, y_even)
-    for i in T.unroll(8):
-        fc[i] = 0.0
-    for ks in T.unroll(4):
-        for mt in T.unroll(2):
-            fa[4 * mt + 0] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt]
-            fa[4 * mt + 1] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt]
-            fa[4 * mt + 2] = inv_s[32 + 16 * mt + lg, 32 + 8 * ks + lt + 4]
-            fa[4 * mt + 3] = inv_s[32 + 16 * mt + lg + 8, 32 + 8 * ks + lt + 4]
-        fb[0] = fy[2 * ks]
-        fb[1] = fy[2 * ks + 1]
-        for mt in T.unroll(2):
-            T.ptx_mma("float32", "m16n8k8", "row", "col", "tf32", "tf32", "fp32", fa.data, 4 * mt, fb.data, 0,
-                      fc.data, 4 * mt, T.bool(False))
-    for mt in T.unroll(2):
-        for i in T.unroll(4):
-            inv_s[32 + 16 * mt + lg + 8 * (i // 2), c0 + 2 * lt + i % 2] = -fc[4 * mt + i]

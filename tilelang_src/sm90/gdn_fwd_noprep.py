@@ -41,8 +41,7 @@ from common.chunk_load import load_gate_cumsum_beta, load_rows
 from common.chunk_store import store_o_walk, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
-from common.unit_lower_inverse import (diag8_blocks, diag8_blocks_shfl, mma_level1_merge, mma_level1_merge_shfl,
-                                       mma_level2_merge_shfl, tc_level2_merge)
+from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, mma_level2_merge, tc_level2_merge
 from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
@@ -94,10 +93,10 @@ def gdn_fwd_noprep_sm90(
     # today each forms the whole P (Nsight Compute: its gating is 16 % of a math warpgroup's time)
     p_split: bool = False,
     # the solve's 8x8 step and level-1 merge with their intermediate Y moved between lanes by shuffles instead of a
-    # scratch in shared memory (common/unit_lower_inverse.py `_shfl`): the same values, 4 of the auxiliary
+    # scratch in shared memory (common/unit_lower_inverse.py's `shfl`): the same values, 4 of the auxiliary
     # warpgroup's 17 syncs per chunk fewer
     solve_shfl: bool = False,
-    # the solve's level-2 merge by mma.sync per warp with its Y moved by shuffles (mma_level2_merge_shfl) instead of
+    # the solve's level-2 merge by mma.sync per warp with its Y moved by shuffles (mma_level2_merge with shfl) instead of
     # T.gemm with Y through shared memory (tc_level2_merge)
     l2_shfl: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
@@ -456,14 +455,10 @@ def gdn_fwd_noprep_sm90(
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
                         inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
-                    if solve_shfl:
-                        diag8_blocks_shfl(m_s, inv_s, beta_s, col, yv, ax)
-                        mma_level1_merge_shfl(m_s, inv_s, beta_s, fa, fb, fc, fy, ax)
-                    else:
-                        diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0)
-                        mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0)
+                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0, solve_shfl)
+                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0, fy, solve_shfl)
                     if l2_shfl:
-                        mma_level2_merge_shfl(m_s, inv_s, beta_s, fa, fb, fc, fy, ax)
+                        mma_level2_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0, fy, True)
                     else:
                         tc_level2_merge(m_s, inv_s, beta_s, acc32, inv_s, Y0)
                     # G = A_g * beta_col
