@@ -370,12 +370,12 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
             else:
                 m = BARRIER_OP.search(code if stage_exprs else text)
                 ms = SYNC_OP.search(code)
+                sync_threads = eval(ms.group(2), {}, dict(consts, **params)) if ms else 0
                 if m:
                     ops.append((m.group(1), m.group(2), m.group(3), m.group(4)))
-                elif ms and eval(ms.group(2), {}, dict(consts, **params)) > weight:
-                    sync_bar = "sync:" + ms.group(1)
-                    counts[sync_bar] = [eval(ms.group(2), {}, dict(consts, **params))]
-                    ops.append(("sync", sync_bar))
+                elif sync_threads > weight:
+                    counts["sync:" + ms.group(1)] = [sync_threads]
+                    ops.append(("sync", "sync:" + ms.group(1)))
                 elif not text.startswith(("for ", "elif ", "else")):
                     reads, writes = accesses(code if stage_exprs else text, shared, stage_exprs)
                     if reads or writes:
