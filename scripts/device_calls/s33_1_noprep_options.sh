@@ -8,9 +8,10 @@
 # builds). About 400 s; s33_2 then runs the forward table with the peers.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-cat .carry/COMMIT; nvidia-smi --query-gpu=name --format=csv,noheader
+. scripts/device_calls/common.sh
+install_wheel
+nvidia-smi --query-gpu=name --format=csv,noheader
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
-pip install --no-deps --no-index --target /tmp/site .carry/flashqla-*.whl > "$OUT/pip.log" 2>&1 || tail -3 "$OUT/pip.log"
 PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 timeout 480 python3 benchmarks/noprep_check.py \
   --kernels fwdnp128k3x fwdnp128k3xp fwdnp128k3xl fwdnp128k3xs fwdnp128k3xs2 fwdnp128k3xpls2 \
   --time 32,32:8192x4 32,32:4096x8 32,32:2048x4 32,32:8192x1 > "$OUT/noprep_check.log" 2>&1
