@@ -19,12 +19,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from barrier_protocol_sim import check, parse  # noqa: E402
 
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
-SHIPPED = {"p_in_math": True, "k_stages": 3, "x_free_early": True}
-OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3}, SHIPPED,
-           {**SHIPPED, "p_split": True}, {**SHIPPED, "log2_gates": True}, {**SHIPPED, "solve_shfl": True},
-           {**SHIPPED, "solve_shfl": True, "l2_shfl": True}, {"k_stages": 3}, {}]
-IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "shipped", "shipped-p-split", "shipped-log2-gates",
-       "shipped-solve-shfl", "shipped-solve-l2-shfl", "p_in_aux-k3", "p_in_aux"]
+K3X = {"p_in_math": True, "k_stages": 3, "x_free_early": True}  # the 32nd session's shipped row
+SHIPPED = {**K3X, "p_split": True, "log2_gates": True, "solve_shfl": True}
+OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3}, K3X,
+           {**K3X, "p_split": True}, {**K3X, "log2_gates": True}, {**K3X, "solve_shfl": True},
+           {**K3X, "solve_shfl": True, "l2_shfl": True}, SHIPPED, {**SHIPPED, "l2_shfl": True}, {"k_stages": 3}, {}]
+IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "k3x", "k3x-p-split", "k3x-log2-gates",
+       "k3x-solve-shfl", "k3x-solve-l2-shfl", "shipped", "shipped-l2-shfl", "p_in_aux-k3", "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():

@@ -206,10 +206,14 @@ EXTRA_PROGRAMS = {
              # P in the auxiliary warpgroup; the op's forward (chunk prep + fused forward) 0.824 in CUDA-graph timing
              # K's ring of three stages (k_stages) and the auxiliary stage freed early (x_free_early): 32nd session,
              # H100, the op in CUDA-graph timing 0.671-0.682 -> 0.645-0.649 ms at (32, 32) 8192x4 (k_stages), then
-             # noprep_check 0.666 -> 0.661 (8192x4), 0.680 -> 0.656 (4096x8), 0.632 -> 0.611 (8192x1)
+             # noprep_check 0.666 -> 0.661 (8192x4), 0.680 -> 0.656 (4096x8), 0.632 -> 0.611 (8192x1). 33rd session,
+             # H100, noprep_check (benchmarks/results/s33): P's columns split between the math warpgroups (p_split)
+             # 0.659 -> 0.589 at 8192x4, 0.660 -> 0.611 at 4096x8, 0.618 -> 0.579 at 8192x1 (o bitwise equal); the
+             # gates in log2 units (log2_gates) 0.631 / 0.645 / 0.623; the solve's shuffles (solve_shfl, bitwise
+             # equal) 0.652 / 0.657 / 0.624; all of them with l2_shfl 0.581 / 0.606 / 0.572
              ("gdn_fwd_noprep", "sm90.gdn_fwd_noprep", "gdn_fwd_noprep_sm90",
               dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True, k_stages=3,
-                   x_free_early=True),
+                   x_free_early=True, p_split=True, log2_gates=True, solve_shfl=True),
               (("bv", 128),))],
 }
 

@@ -418,6 +418,13 @@ def gdn_fwd_noprep_sm90(
                 # ---------------- the auxiliary warpgroup: the gates, G and P, a stage ahead of the math
                 T.set_max_nreg(NREG_AUX, 0)
                 ax = tx - (PT - 128)
+                if l2_shfl:
+                    # the merges' scratch, inv_s[0:32, 32:64], above the diagonal: with the level-2 merge's Y in
+                    # registers nothing writes it (with solve_shfl nothing at all, else only the level-1 merge's
+                    # columns), and G's pass masks it by a product (0 * x): zeros once, as the uninitialised shared
+                    # memory gave NaN (33rd session, H100)
+                    for r, c in T.Parallel(32, 32):
+                        inv_s[r, Y0 + c] = 0.0
                 for i in T.serial(n_iter):
                     T.barrier_wait(full_k[i % KS], (i // KS) % 2)
                     T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
