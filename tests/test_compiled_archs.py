@@ -86,8 +86,8 @@ def test_requested_archs_are_compiled():
     assert want <= {k["arch"] for k in KERNELS}
 
 
-# kernels whose programs have no T.gemm (tilelang_src/sm90/seg_plan.py: scalar code per thread)
-GEMM_FREE = {"gdn_seg_plan"}
+# kernels whose programs have no T.gemm (tilelang_src/sm90/seg_plan.py, chunk_decay.py: scalar code per thread)
+GEMM_FREE = {"gdn_seg_plan", "gdn_chunk_decay"}
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a", "sm_120a"])

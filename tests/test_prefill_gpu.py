@@ -1,11 +1,12 @@
 """flashqla::gdn_prefill on the GPU (sm90 family). It runs the forward without the chunk prep
-(tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the plan has
-one segment per sequence at the 128-wide V slice, by default with one v-head per qk-head only (FLASHQLA_FWD_NOPREP=1:
-any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the float64 reference and
-against gdn_fwd on the same inputs on the shapes whose code paths differ (partial chunks, sequences of length 0 and 1,
-a padding tail, initial and final states in both layouts, fp16, strong and absent decay, gates that grow); a profiler
-run checks which kernels ran, also where the plan falls back (context parallelism, the 64-wide slice, a group of two
-v-heads). chunk_gated_delta_rule under torch.no_grad goes through it.
+(tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the plan
+runs the 128-wide V slice, with or without context parallelism, by default with one v-head per qk-head only
+(FLASHQLA_FWD_NOPREP=1: any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the
+float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths differ (partial chunks,
+sequences of length 0 and 1, a padding tail, initial and final states in both layouts, fp16, strong and absent decay,
+gates that grow, forced context parallelism with warm-up and the exact fallback); a profiler run checks which kernels
+ran, also where the plan falls back (the 64-wide slice, a group of two v-heads). chunk_gated_delta_rule under
+torch.no_grad goes through it.
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
 """
@@ -85,8 +86,9 @@ def test_noprep_matches_reference_and_gdn_fwd(case, state_v_first, monkeypatch):
 
 @needs_noprep
 def test_noprep_kernel_runs_only_where_asked(monkeypatch):
-    """FLASHQLA_FWD_NOPREP=1 runs gdn_fwd_noprep and no chunk prep; 0 runs the prep and not it; with context
-    parallelism forced or the 64-wide slice the setting falls back to the prep (and stays correct)."""
+    """FLASHQLA_FWD_NOPREP=1 runs gdn_fwd_noprep and no chunk prep, also with context parallelism forced (then with
+    the chunk decays for the plan and the correction walk); 0 runs the prep and not it; with the 64-wide slice the
+    setting falls back to the prep (and stays correct)."""
     lengths = [1000, 1, 3000]
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, sum(lengths) + 9, 4, 16, device=DEV, N=len(lengths))
@@ -97,8 +99,42 @@ def test_noprep_kernel_runs_only_where_asked(monkeypatch):
         names = kernels_of(lambda: runs.__setitem__(what, prefill(p, cu, lengths, monkeypatch, **kwargs)))
         has_np = any("gdn_fwd_noprep" in n for n in names)
         has_prep = any("gdn_chunk_prep" in n for n in names)
-        assert (has_np, has_prep) == ((True, False) if what == "noprep" else (False, True)), (what, names)
+        has_cp = [any(k in n for n in names) for k in ("gdn_chunk_decay", "gdn_cp_correct")]
+        assert (has_np, has_prep) == ((True, False) if what in ("noprep", "cp") else (False, True)), (what, names)
+        assert has_cp == [what == "cp"] * 2, (what, names)
         check_packed_forward(runs[what], o_ref, ht_ref, p["initial_state"], lengths, f"fallback {what}")
+
+
+CP_CASES = {
+    # name: (H, HV, lengths, padding tail)
+    "1x4096 H4/HV4": (4, 4, [4096], 0),
+    "ragged H4/HV4": (4, 4, [3000, 1, 0, 700, 64, 5000], 90),
+}
+
+
+@needs_noprep
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("gate", ["strong", "mild"])
+@pytest.mark.parametrize("case", list(CP_CASES))
+def test_noprep_cp_matches_reference_and_prep(case, gate, state_v_first, monkeypatch):
+    """Context parallelism in the forward without the chunk prep (forced: short segments, so that a sequence has
+    many): the warm-up pass of the same kernel, the exact fallback for the heads without decay ('strong': a quarter
+    of the heads at g = 0; 'mild' needs several chunks of warm-up), the correction walk. Against float64, and
+    against the prep path with the same segments (TOL_PATHS)."""
+    H, HV, lengths, tail = CP_CASES[case]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths) + tail, H, HV, device=DEV, N=len(lengths), gate=gate,
+                     state_v_first=state_v_first)
+    o_ref, ht_ref = forward_reference(p, cu, lengths, state_v_first)
+    for cp in (1, 3, 8):
+        outs = {}
+        for noprep in (True, False):
+            out = prefill(p, cu, lengths, monkeypatch, noprep, state_v_first, cp_segment_chunks=cp)
+            check_packed_forward(out, o_ref, ht_ref, p["initial_state"], lengths,
+                                 f"{case} gate={gate} cp={cp} noprep={noprep} v_first={state_v_first}")
+            outs[noprep] = out
+        assert rel_err(outs[True].o, outs[False].o.double()) <= TOL_PATHS, f"cp={cp}"
+        assert rel_err(outs[True].final_state, outs[False].final_state.double()) <= TOL_PATHS, f"cp={cp}"
 
 
 @needs_noprep

@@ -34,7 +34,7 @@ def test_every_family_has_the_same_kernels_and_keys():
     rows = list(table.values())
     assert all(r == rows[0] for r in rows), table
     assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk", "gdn_seg_plan",
-                                       "gdn_cp_correct"}
+                                       "gdn_cp_correct", "gdn_chunk_decay"}
     # a further variant is another key of a kernel every family has (the op layer falls back to the common one), or
     # of a kernel only some families have, which the op layer uses where the build has it (FLASHQLA_HAS_<KERNEL>, from
     # codegen.py's registry header) and replaces by common kernels elsewhere

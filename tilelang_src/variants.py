@@ -126,6 +126,8 @@ PROGRAMS = {
 # code: the same programs serve every family (their GEMMs become mma.sync off Hopper), with the parameters below
 _HELPER_PROGRAMS = {
     "gdn_seg_plan": ("sm90.seg_plan", "gdn_seg_plan_sm90", dict(BT=64), ()),
+    # each chunk's summed decay from the raw gates, for the segment plan of a forward without the chunk prep
+    "gdn_chunk_decay": ("sm90.chunk_decay", "gdn_chunk_decay_sm90", dict(BT=64), ()),
     "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
 }
 # per family where they differ: the sm120 family's blocks get at most 99 KB of shared memory, so its correction

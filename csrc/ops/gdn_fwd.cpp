@@ -44,11 +44,26 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const 
 }
 
 #ifdef FLASHQLA_HAS_GDN_FWD_NOPREP
+// Each chunk's summed decay from the raw gates, at the chunk's last token (tilelang_src/sm90/chunk_decay.py): what
+// the segment plan reads of a g_cumsum, for a forward without the chunk prep. Rows elsewhere are not written.
+Tensor chunk_decays(const char* op, const GdnDims& d, const Tensor& g, const Tensor& cu_seqlens, void* stream) {
+  Tensor decay = torch::stable::new_empty(g, {1, d.T, d.HV});
+  const auto& kernel = find_variant("gdn_chunk_decay", gdn_chunk_decay_variants, d.device, "", 0);
+  char err[512] = {0};
+  const int rc = kernel.fn(g.data_ptr(), cu_seqlens.data_ptr(), decay.data_ptr(),
+                           static_cast<int32_t>(d.num_slots()), d.T, d.HV, d.N + 1, stream, err, sizeof(err));
+  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  return decay;
+}
+
 // The forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and the
-// intra-chunk scores formed in the kernel, nothing but o and the final state written) where the forward's plan has one
-// segment per sequence at the 128-wide V slice (the kernel has no warm-up pass) and FLASHQLA_FWD_NOPREP allows it
-// (dispatch.h fwd_noprep_setting: by default with one v-head per qk-head). Returns false, having launched nothing,
-// where it does not apply.
+// intra-chunk scores formed in the kernel, nothing but o and the final state written) where the forward's plan runs
+// the 128-wide V slice and FLASHQLA_FWD_NOPREP allows it (dispatch.h fwd_noprep_setting: by default with one v-head
+// per qk-head). With context parallelism the same kernel runs the warm-up pass (every segment's end state from
+// zero, and the transition matrices of the segments whose decay does not reach the plan's threshold), the correction
+// walk chains them, and the main pass starts each segment from its corrected state, as launch_fused_fwd does with the
+// prep's kernels; the plan's decays come from chunk_decays. Returns false, having launched nothing, where it does not
+// apply.
 bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& g, const Tensor& beta, const Tensor& cu_seqlens,
                        const std::optional<Tensor>& initial_state, double scale, bool state_v_first, Tensor& o,
@@ -60,20 +75,36 @@ bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const 
   if (np == nullptr || wide == nullptr) return false;
   const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks, true,
                                 fwd_block_v_override());
-  if (plan.sp.cp || plan.block_v != 128) return false;
-  // the tables read g only with context parallelism
-  const SegmentTables st = make_segment_tables(op, d, plan.sp, g, cu_seqlens, cp_segment_chunks, false, stream);
-  // A, z, h, cp_h0 and cp_out are not read (their flags are 0, and the kernel has no A or Z): q stands in
+  if (plan.block_v != 128) return false;
+  const SegmentPlan& sp = plan.sp;
+  // the tables read the chunks' decays only with context parallelism
+  const Tensor decay = sp.cp ? chunk_decays(op, d, g, cu_seqlens, stream) : g;
+  const SegmentTables st = make_segment_tables(op, d, sp, decay, cu_seqlens, cp_segment_chunks, false, stream);
+  // A, z, h and (per pass) cp_h0 or cp_out are not read (their flags are 0, and the kernel has no A or Z): q stands in
   void* unused = q.data_ptr();
+  char err[512] = {0};
+  void* cp_h0_ptr = unused;
+  std::optional<Tensor> cp_h0;
+  if (sp.cp) {
+    Tensor cp_out = torch::stable::new_empty(g, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
+    order_after_current(stream, d.device);  // cp_out's block, on a side stream
+    const int rc = np->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
+                          cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
+                          st.ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0,
+                          state_v_first, 0, 0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 1, sp.num_segs,
+                          st.range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
+    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+    cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
+    cp_h0_ptr = cp_h0->data_ptr();
+  }
   const bool store_ht = final_state != nullptr;
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
-  char err[512] = {0};
   const int rc = np->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
                         cu_seqlens.data_ptr(), initial_state.has_value() ? initial_state->data_ptr() : unused,
                         o.data_ptr(), store_ht ? final_state->data_ptr() : unused, unused, st.seg_seq.data_ptr(),
-                        st.ranges.data_ptr(), unused, unused, static_cast<float>(scale), initial_state.has_value(),
+                        st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale), initial_state.has_value(),
                         store_ht, state_v_first, 1, 0, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, 1,
-                        plan.sp.num_segs, st.range_rows, plan.sp.num_segs, stream, err, sizeof(err));
+                        sp.num_segs, st.range_rows, sp.num_segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
   return true;
 }
