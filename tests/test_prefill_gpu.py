@@ -1,12 +1,12 @@
 """flashqla::gdn_prefill on the GPU (sm90 family). It runs the forward without the chunk prep
-(tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) at the 128-wide
-V slice, with or without context parallelism, unless the 64-wide slice is forced, by default with one v-head per
-qk-head only (FLASHQLA_FWD_NOPREP=1: any group, 0: never); elsewhere the chunk prep and the fused forward. Checked
-against the float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths differ (partial
-chunks, sequences of length 0 and 1, a padding tail, initial and final states in both layouts, fp16, strong and
-absent decay, gates that grow, forced context parallelism with warm-up and the exact fallback); a profiler run checks
-which kernels ran, also where the plan falls back (the 64-wide slice, a group of two v-heads).
-chunk_gated_delta_rule under torch.no_grad goes through it.
+(tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the plan
+runs the 128-wide V slice, with or without context parallelism, by default with one v-head per qk-head only
+(FLASHQLA_FWD_NOPREP=1: any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the
+float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths differ (partial chunks,
+sequences of length 0 and 1, a padding tail, initial and final states in both layouts, fp16, strong and absent decay,
+gates that grow, forced context parallelism with warm-up and the exact fallback); a profiler run checks which kernels
+ran, also where the plan falls back (the 64-wide slice, a group of two v-heads). chunk_gated_delta_rule under
+torch.no_grad goes through it.
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
 """

@@ -57,12 +57,13 @@ Tensor chunk_decays(const char* op, const GdnDims& d, const Tensor& g, const Ten
 }
 
 // The forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and the
-// intra-chunk scores formed in the kernel, nothing but o and the final state written) where FLASHQLA_FWD_NOPREP
-// allows it (dispatch.h fwd_noprep_setting: by default with one v-head per qk-head) and the 64-wide slice is not
-// forced. With context parallelism the same kernel runs the warm-up pass (every segment's end state from zero, and the
-// transition matrices of the segments whose decay does not reach the plan's threshold), the correction walk chains
-// them, and the main pass starts each segment from its corrected state, as launch_fused_fwd does with the prep's
-// kernels; the plan's decays come from chunk_decays. Returns false, having launched nothing, where it does not apply.
+// intra-chunk scores formed in the kernel, nothing but o and the final state written) where the forward's plan runs
+// the 128-wide V slice and FLASHQLA_FWD_NOPREP allows it (dispatch.h fwd_noprep_setting: by default with one v-head
+// per qk-head). With context parallelism the same kernel runs the warm-up pass (every segment's end state from
+// zero, and the transition matrices of the segments whose decay does not reach the plan's threshold), the correction
+// walk chains them, and the main pass starts each segment from its corrected state, as launch_fused_fwd does with the
+// prep's kernels; the plan's decays come from chunk_decays. Returns false, having launched nothing, where it does not
+// apply.
 bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
                        const Tensor& g, const Tensor& beta, const Tensor& cu_seqlens,
                        const std::optional<Tensor>& initial_state, double scale, bool state_v_first, Tensor& o,
@@ -72,11 +73,9 @@ bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const 
   const auto* np = find_variant_or_null(gdn_fwd_noprep_variants, d.device, dtype_key(d.dtype), 128);
   const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
   if (np == nullptr || wide == nullptr) return false;
-  // the 128-wide plan whichever width the cost model prices lower (it prices the prep path's kernels, where the
-  // 64-wide slice doubles the CTAs of few sequences; this kernel has only the wide one and fills the card by
-  // segments); FLASHQLA_FWD_BLOCK_V=64 keeps the prep path
-  if (fwd_block_v_override() == 64) return false;
-  const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks, true, 128);
+  const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks, true,
+                                fwd_block_v_override());
+  if (plan.block_v != 128) return false;
   const SegmentPlan& sp = plan.sp;
   // the tables read the chunks' decays only with context parallelism
   const Tensor decay = sp.cp ? chunk_decays(op, d, g, cu_seqlens, stream) : g;
