@@ -90,14 +90,15 @@ def gdn_fwd_noprep_sm90(
     log2_gates: bool = False,
     # with p_in_math, each math warpgroup forms half of P's columns (Q K^T against 32 of the chunk's keys, half the
     # gating) into one shared two-stage buffer, and both sync on a named barrier before their O2 reads the whole P:
-    # today each forms the whole P (Nsight Compute: its gating is 16 % of a math warpgroup's time)
+    # without it each forms the whole P (Nsight Compute: its gating was 16 % of a math warpgroup's time)
     p_split: bool = False,
     # the solve's 8x8 step and level-1 merge with their intermediate Y moved between lanes by shuffles instead of a
     # scratch in shared memory (common/unit_lower_inverse.py's `shfl`): the same values, 4 of the auxiliary
     # warpgroup's 17 syncs per chunk fewer
     solve_shfl: bool = False,
     # the solve's level-2 merge by mma.sync per warp with its Y moved by shuffles (mma_level2_merge with shfl) instead of
-    # T.gemm with Y through shared memory (tc_level2_merge)
+    # T.gemm with Y through shared memory (tc_level2_merge); the merges' scratch block is then zeroed once. Off: no
+    # faster on an H100 (33rd session, benchmarks/results/s33)
     l2_shfl: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
