@@ -16,11 +16,18 @@ import tilelang.language as T
 
 
 @T.macro
-def solve_diag_column(m_s, inv_s, b_s, col, tx, n):
+def solve_diag_column(m_s, inv_s, b_s, col, tx, n, eye=False):
     """Thread tx solves column tx % n of the n x n diagonal block e = tx // n of T, T[m, j] = beta_m M[j, m]
-    (m > j), row by row in registers (col[0:n]), and writes it to inv[n e : n e + n, tx]."""
+    (m > j), row by row in registers (col[0:n]), and writes it to inv[n e : n e + n, tx]. The column starts as the
+    identity's; with `eye` (trace time) it is read from inv_s, where the caller wrote the identity's block before its
+    last sync: formed from tx in a loop, ptxas hoisted the eight 0/1 values out of it and, in a warpgroup short of
+    registers, spilled them and reloaded them from local memory on the solve's chain every chunk (33rd session,
+    Nsight Compute of gdn_fwd_noprep: a third of the solve's samples)."""
     for m in T.unroll(n):
-        col[m] = T.if_then_else(m == tx % n, 1.0, 0.0)
+        if eye:
+            col[m] = inv_s[n * (tx // n) + m, tx]
+        else:
+            col[m] = T.if_then_else(m == tx % n, 1.0, 0.0)
     for m in T.unroll(1, n):
         for j in T.unroll(m):
             col[m] -= (b_s[n * (tx // n) + m] * m_s[n * (tx // n) + j, n * (tx // n) + m]) * col[j]
@@ -149,7 +156,7 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=Fals
 
 
 @T.macro
-def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False):
+def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False, eye=False):
     """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
     blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
     forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch ys[8b + r, y0 + c]
@@ -162,11 +169,17 @@ def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False):
     was real is not settled, so the pattern is avoided).
 
     With shfl, Y stays in registers and X's loop takes Y's rows from the warp's lanes by shuffles (Y[j, c] is lane
-    4 j + c / 2's): yv then holds 4 fp32 locals, and ys, y0 are not read."""
+    4 j + c / 2's): yv then holds 4 fp32 locals, and ys, y0 are not read. With eye, the same 128 threads also write
+    the identity into the eight 8x8 diagonal blocks (thread tx: block tx // 16, row (tx % 16) // 2, columns
+    4 (tx % 2) .. + 4), from which the solving threads read their columns' start (solve_diag_column's `eye`)."""
     for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
         inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
+    if eye:
+        for q in T.unroll(4):
+            inv_s[8 * (tx // 16) + (tx % 16) // 2, 8 * (tx // 16) + 4 * (tx % 2) + q] = T.if_then_else(
+                (tx % 16) // 2 == 4 * (tx % 2) + q, 1.0, 0.0)
     if tx < 64:
-        solve_diag_column(m_s, inv_s, b_s, col, tx, 8)
+        solve_diag_column(m_s, inv_s, b_s, col, tx, 8, eye)
     bw = tx // 32
     r = (tx % 32) // 4
     c = 2 * (tx % 4)

@@ -100,6 +100,10 @@ def gdn_fwd_noprep_sm90(
     # T.gemm with Y through shared memory (tc_level2_merge); the merges' scratch block is then zeroed once. Off: no
     # faster on an H100 (33rd session, benchmarks/results/s33)
     l2_shfl: bool = False,
+    # the 8x8 solves start their columns from an identity written to shared memory beside the zero fill
+    # (unit_lower_inverse.py's `eye`) instead of from values formed in the loop, which ptxas hoisted, spilled and
+    # reloaded on the solve's chain (Nsight Compute, 33rd session)
+    solve_eye: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -463,7 +467,7 @@ def gdn_fwd_noprep_sm90(
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
                         inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
-                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0, solve_shfl)
+                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0, solve_shfl, solve_eye)
                     mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0, fy, solve_shfl)
                     if l2_shfl:
                         mma_level2_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0, fy, True)
