@@ -102,7 +102,8 @@ def gdn_fwd_noprep_sm90(
     l2_shfl: bool = False,
     # the 8x8 solves start their columns from an identity written to shared memory beside the zero fill
     # (unit_lower_inverse.py's `eye`) instead of from values formed in the loop, which ptxas hoisted, spilled and
-    # reloaded on the solve's chain (Nsight Compute, 33rd session)
+    # reloaded on the solve's chain (Nsight Compute, 33rd session). Off: bitwise equal and no faster on an H100
+    # (benchmarks/results/s33, s33_8)
     solve_eye: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
