@@ -105,6 +105,15 @@ def gdn_fwd_noprep_sm90(
     # reloaded on the solve's chain (Nsight Compute, 33rd session). Off: bitwise equal and no faster on an H100
     # (benchmarks/results/s33, s33_8)
     solve_eye: bool = False,
+    # M's gating pass without its mask (c > r): the solve and the merges read M only above the diagonal, and the
+    # clamped exponent keeps what lies below finite or at worst infinite where nothing reads it. The mask's 32 0/1
+    # factors per thread are loop invariants that ptxas hoisted out of the chunk loop, with G's 32 (g_nomask): the
+    # auxiliary warpgroup's register pressure, its spills reloaded every chunk (33rd session, the SASS before its loop)
+    m_nomask: bool = False,
+    # G's pass without its mask (r >= c): the inverse's upper triangle is exactly zero where nothing writes the merges'
+    # scratch block (solve_shfl and l2_shfl, the block zeroed once), the rest of it zeroed each chunk or formed as exact
+    # zeros by the column solves
+    g_nomask: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -112,6 +121,7 @@ def gdn_fwd_noprep_sm90(
     assert p_in_math or not x_free_early, "without p_in_math O2 reads the auxiliary stage's P across the back edge"
     assert p_in_math or not p_split
     assert BV == 128 or not p_split, "one math warpgroup forms the whole P"
+    assert not g_nomask or (solve_shfl and l2_shfl), "the merges' scratch lies in the inverse's upper triangle"
     KS = k_stages
     NV = V // BV
     VH = 64  # a math warpgroup's V rows
@@ -462,8 +472,11 @@ def gdn_fwd_noprep_sm90(
                     for r, c in T.Parallel(BT, BT):
                         g_r = g_s[i % KS, r]
                         g_c = g_s[i % KS, c]
-                        kk_frag[r, c] = (exp_g(T.min(g_c - g_r, GX)) * T.cast(c > r, accum)
-                                         * kk_frag[r, c])
+                        if m_nomask:
+                            kk_frag[r, c] = exp_g(T.min(g_c - g_r, GX)) * kk_frag[r, c]
+                        else:
+                            kk_frag[r, c] = (exp_g(T.min(g_c - g_r, GX)) * T.cast(c > r, accum)
+                                             * kk_frag[r, c])
                     T.copy(kk_frag, m_s[:, 0:BT])
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     for p, r, c in T.Parallel(2, 16, 16):
@@ -478,7 +491,10 @@ def gdn_fwd_noprep_sm90(
                     for r, c in T.Parallel(BT, BT):
                         a_rc = inv_s[r, c]
                         b_c = beta_s[c]
-                        kk_frag[r, c] = a_rc * (b_c * T.cast(r >= c, accum))
+                        if g_nomask:
+                            kk_frag[r, c] = a_rc * b_c
+                        else:
+                            kk_frag[r, c] = a_rc * (b_c * T.cast(r >= c, accum))
                     T.copy(kk_frag, ga_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(x_ready[i % 2])

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# For the thirty-fourth session's first call (written in the thirty-third, not run): the auxiliary warpgroup's
+# register pressure. Its M and G passes multiplied by 0/1 masks that ptxas hoisted out of the chunk loop (64 floats
+# per thread), and it spilled and reloaded a dozen values every chunk (the lowered kernel compiled here: 23 LDL in the
+# auxiliary loop for the shipped row, 4 with m_nomask, 1 with m_nomask + g_nomask + l2_shfl). noprep_check.py, JIT
+# from the tree: float64, each kernel against the shipped row bit for bit (both should be equal: M's lower triangle is
+# never read; the inverse's upper triangle is exactly zero with the scratch block zeroed once), then time. Needs the
+# wheel and .carry/peers.tar.xz (TileLang). About 150 s.
+set -uo pipefail
+OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
+. scripts/device_calls/common.sh
+install_wheel
+nvidia-smi --query-gpu=name --format=csv,noheader
+mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 timeout 300 python3 benchmarks/noprep_check.py \
+  --kernels fwdnp128k3xpls fwdnp128k3xplsm fwdnp128k3xpls2mg \
+  --time 32,32:8192x4 32,32:4096x8 32,32:2048x4 32,32:8192x1 > "$OUT/noprep_check.log" 2>&1
+echo "noprep_check rc=$?"; grep -v "TileLang\|^$\|Warning\|read before\|Initialize the" "$OUT/noprep_check.log" | tail -20 | cut -c1-200
