@@ -58,9 +58,9 @@ ablate.SPECS["fwdnp128k3"] = dict(ablate.SPECS["fwdnp128"], params=dict(BV=128, 
 ablate.SPECS["fwdnp128k3x"] = dict(ablate.SPECS["fwdnp128"],
                                    params=dict(BV=128, p_in_math=True, k_stages=3, x_free_early=True), variants=["cur"])
 # the shipped row (fwdnp128k3x) with P split between the math warpgroups (p), the gates in log2 units (l), both (pl),
-# the solve's shuffles in its 8x8 step and level-1 merge (s), also in its level-2 merge (s2), p, l and s (pls), all (pls2),
-# pls with the solves' identity from shared memory (plse), without M's mask (plsm), and pls2 without M's and G's
-# masks (pls2mg)
+# the solve's shuffles in its 8x8 step and level-1 merge (s), also in its level-2 merge (s2), p, l and s (pls), all
+# (pls2), pls with the solves' identity from shared memory (plse), without M's mask (plsm), and pls2 without M's and
+# G's masks (pls2mg)
 for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl", dict(p_split=True, log2_gates=True)),
                    ("s", dict(solve_shfl=True)), ("s2", dict(solve_shfl=True, l2_shfl=True)),
                    ("pls", dict(p_split=True, log2_gates=True, solve_shfl=True)),
