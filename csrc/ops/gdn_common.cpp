@@ -114,6 +114,26 @@ Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& s
   return corrected;
 }
 
+Tensor cp_start_states(const char* op, const GdnDims& d, gdn_fwd_launcher fn, const Tensor& q, const Tensor& k,
+                       const Tensor& v, void* a, void* z, const Tensor& gates, const Tensor& beta,
+                       const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
+                       bool state_v_first, const SegmentTables& st, void* unused, void* stream,
+                       std::vector<Tensor>* workspace) {
+  const SegmentPlan& sp = st.sp;
+  Tensor cp_out = torch::stable::new_empty(gates, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
+  order_after_current(stream, d.device);  // cp_out's block, on a side stream
+  char err[512] = {0};
+  const int rc = fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), a, z, gates.data_ptr(), beta.data_ptr(),
+                    cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
+                    unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, 1, group_size(d),
+                    d.T, d.H, d.HV, d.N + 1, 0, 1, sp.num_segs, st.range_rows, 2 * sp.num_segs, stream, err,
+                    sizeof(err));
+  STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  Tensor start = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
+  if (workspace != nullptr) workspace->insert(workspace->end(), {cp_out, start, st.cp_plan});
+  return start;
+}
+
 void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
                       const Tensor& A, const Tensor* z, const Tensor& g_cumsum, const Tensor& beta,
                       const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
@@ -159,18 +179,9 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   void* cp_h0_ptr = unused;
   std::optional<Tensor> cp_h0;
   if (sp.cp) {
-    // warm-up: every segment's end state from zero, and the fallback segments' transition matrices
-    Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
-    order_after_current(stream, d.device);  // cp_out's block, on a side stream
-    const int rc = fwd.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), A.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(),
-                          beta.data_ptr(), cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
-                          st.ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0,
-                          state_v_first, 0, 0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 1, sp.num_segs,
-                          st.range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
-    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
-    cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
+    cp_h0 = cp_start_states(op, d, fwd.fn, q, k, v, A.data_ptr(), A.data_ptr(), g_cumsum, beta, cu_seqlens,
+                            initial_state, scale, state_v_first, st, unused, stream, workspace);
     cp_h0_ptr = cp_h0->data_ptr();
-    if (workspace != nullptr) workspace->insert(workspace->end(), {cp_out, *cp_h0, st.cp_plan});
   }
   if (workspace != nullptr) workspace->insert(workspace->end(), {st.seg_seq, st.ranges});
 

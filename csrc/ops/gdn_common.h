@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common.h"
+#include "flashqla_kernels.h"
 #include "segment_plan.h"
 
 namespace flashqla {
@@ -57,6 +58,18 @@ void check_cp_segment_chunks(const char* op, int64_t cp_segment_chunks);
 Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
                         const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
                         void* stream);
+
+// Context parallelism's start states for a forward's main pass: the warm-up pass of a forward kernel (fn: gdn_fwd's
+// launcher signature, which gdn_fwd_rs and gdn_fwd_noprep share; every segment's end state from zero, and the
+// fallback segments' transition matrices) into cp_out [2 num_segs, HV, K, V], then the correction walk
+// (correct_segments). a and z fill the kernel's A and Z slots, gates its g slot (g_cumsum, or the raw g where the kernel
+// forms the cumsum itself), unused every pointer the pass does not read. workspace (if given) receives cp_out, the
+// start states and the warm-up plan (launch_fused_fwd's workspace).
+Tensor cp_start_states(const char* op, const GdnDims& d, gdn_fwd_launcher fn, const Tensor& q, const Tensor& k,
+                       const Tensor& v, void* a, void* z, const Tensor& gates, const Tensor& beta,
+                       const Tensor& cu_seqlens, const std::optional<Tensor>& initial_state, double scale,
+                       bool state_v_first, const SegmentTables& st, void* unused, void* stream,
+                       std::vector<Tensor>* workspace = nullptr);
 
 struct FwdOutputs {
   Tensor* o = nullptr;            // [1, T, HV, V] or null (not stored)

@@ -82,23 +82,16 @@ bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const 
   const SegmentTables st = make_segment_tables(op, d, sp, decay, cu_seqlens, cp_segment_chunks, false, stream);
   // A, z, h and (per pass) cp_h0 or cp_out are not read (their flags are 0, and the kernel has no A or Z): q stands in
   void* unused = q.data_ptr();
-  char err[512] = {0};
   void* cp_h0_ptr = unused;
   std::optional<Tensor> cp_h0;
   if (sp.cp) {
-    Tensor cp_out = torch::stable::new_empty(g, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
-    order_after_current(stream, d.device);  // cp_out's block, on a side stream
-    const int rc = np->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
-                          cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(),
-                          st.ranges.data_ptr(), unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0,
-                          state_v_first, 0, 0, 1, group_size(d), d.T, d.H, d.HV, d.N + 1, 0, 1, sp.num_segs,
-                          st.range_rows, 2 * sp.num_segs, stream, err, sizeof(err));
-    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
-    cp_h0 = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
+    cp_h0 = cp_start_states(op, d, np->fn, q, k, v, unused, unused, g, beta, cu_seqlens, initial_state, scale,
+                            state_v_first, st, unused, stream);
     cp_h0_ptr = cp_h0->data_ptr();
   }
   const bool store_ht = final_state != nullptr;
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
+  char err[512] = {0};
   const int rc = np->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
                         cu_seqlens.data_ptr(), initial_state.has_value() ? initial_state->data_ptr() : unused,
                         o.data_ptr(), store_ht ? final_state->data_ptr() : unused, unused, st.seg_seq.data_ptr(),

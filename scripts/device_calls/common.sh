@@ -20,6 +20,20 @@ install_ab_wheel() {
   pip_install_wheel "/tmp/site_$1" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
 }
 
+# noprep_check_table LIMIT_S KERNEL...: benchmarks/noprep_check.py on the installed wheel with the carried peers'
+# TileLang (JIT builds from the tree): float64, each kernel against the first bit for bit, then time at (32, 32)
+# 8192x4, 4096x8, 2048x4, 8192x1; its log in $OUT/noprep_check.log, the summary on stdout (thirty-third session)
+noprep_check_table() {
+  local limit=$1
+  shift
+  mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+  PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 timeout "$limit" python3 benchmarks/noprep_check.py \
+    --kernels "$@" --time 32,32:8192x4 32,32:4096x8 32,32:2048x4 32,32:8192x1 > "$OUT/noprep_check.log" 2>&1
+  echo "noprep_check rc=$?"
+  grep -v "TileLang\|^$\|Warning\|read before\|Initialize the" "$OUT/noprep_check.log" | tail -$(( 4 * $# + 7 )) \
+    | cut -c1-200
+}
+
 # pytest on the installed wheel: run_pytest LOG LIMIT_S MARK_EXPR [FILE...] (default: all of tests/); prints rc, time,
 # failures, skips, the summary line and the worst errors against float64 (the device tool may not return the log:
 # what matters goes to stdout)

@@ -11,8 +11,4 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
 nvidia-smi --query-gpu=name --format=csv,noheader
-mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
-PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 timeout 300 python3 benchmarks/noprep_check.py \
-  --kernels fwdnp128k3xpls fwdnp128k3xplsm fwdnp128k3xpls2mg \
-  --time 32,32:8192x4 32,32:4096x8 32,32:2048x4 32,32:8192x1 > "$OUT/noprep_check.log" 2>&1
-echo "noprep_check rc=$?"; grep -v "TileLang\|^$\|Warning\|read before\|Initialize the" "$OUT/noprep_check.log" | tail -20 | cut -c1-200
+noprep_check_table 300 fwdnp128k3xpls fwdnp128k3xplsm fwdnp128k3xpls2mg
