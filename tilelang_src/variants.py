@@ -213,10 +213,15 @@ EXTRA_PROGRAMS = {
              # 0.659 -> 0.589 at 8192x4, 0.660 -> 0.611 at 4096x8, 0.618 -> 0.579 at 8192x1 (o bitwise equal); the
              # gates in log2 units (log2_gates) 0.631 / 0.645 / 0.623; the solve's shuffles (solve_shfl, bitwise
              # equal) 0.652 / 0.657 / 0.624; all of them with l2_shfl 0.581 / 0.606 / 0.572. The three shipped
-             # together, another call: 0.693 -> 0.613 at 8192x4 (l2_shfl, mended, no faster: off)
+             # together, another call: 0.693 -> 0.613 at 8192x4 (l2_shfl, mended, no faster: off). 34th session,
+             # H100, noprep_check: M's and G's 0/1 masks dropped (m_nomask, g_nomask: ptxas hoisted the masks out of
+             # the auxiliary warpgroup's loop and spilled around them; 23 spill reloads per chunk -> 1 with l2_shfl),
+             # o and the final state bitwise equal: 0.594 -> 0.567 at 8192x4, 0.607 -> 0.572 at 4096x8, 0.173 ->
+             # 0.169 at 2048x4, 0.557 -> 0.481 at 8192x1 (m_nomask alone 0.575 / 0.578 / 0.170 / 0.487)
              ("gdn_fwd_noprep", "sm90.gdn_fwd_noprep", "gdn_fwd_noprep_sm90",
               dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True, k_stages=3,
-                   x_free_early=True, p_split=True, log2_gates=True, solve_shfl=True),
+                   x_free_early=True, p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                   g_nomask=True),
               (("bv", 128),))],
 }
 
