@@ -32,7 +32,7 @@ ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", 
 # where the period goes: ablate.py's guarded blocks (a set bit skips the piece; the results are wrong then, only the
 # time counts): the auxiliary warpgroup's pieces (all six: the math warpgroups' chain alone)
 NOPREP_ABLATIONS = {
-    1: ("aux: gates", "                    if ax < BT:\n                        beta_s",
+    1: ("aux: gates", "                    if not beta_ring and ax < BT:\n                        beta_s",
         "                    # beta_s is read"),
     2: ("aux: K K^T", "                    T.wgmma_gemm(k_s[i % 2, :, :], k_s",
         "                    if not p_in_math:\n                        T.barrier_wait(full_qz"),
@@ -68,7 +68,15 @@ for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl
                    ("plse", dict(p_split=True, log2_gates=True, solve_shfl=True, solve_eye=True)),
                    ("plsm", dict(p_split=True, log2_gates=True, solve_shfl=True, m_nomask=True)),
                    ("pls2mg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
-                                   g_nomask=True))):
+                                   g_nomask=True)),
+                   # the 34th session's shipped row (pls2mg) with the inverse's zeros written once (z), beta read
+                   # from the ring (zb), G written beside the inverse's blocks (zbg)
+                   ("pls2mgz", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                    g_nomask=True, zero_once=True)),
+                   ("pls2mgzb", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                     g_nomask=True, zero_once=True, beta_ring=True)),
+                   ("pls2mgzbg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                      g_nomask=True, zero_once=True, beta_ring=True, g_direct=True))):
     ablate.SPECS["fwdnp128k3x" + tag] = dict(ablate.SPECS["fwdnp128k3x"],
                                              params=dict(ablate.SPECS["fwdnp128k3x"]["params"], **extra))
 

@@ -98,10 +98,14 @@ ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": (
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
                "store_seq_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
-               "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,))}
+               "add_whole_chunk_terms": ((0, 1, 2), (0,)), "fold_state_row_sums": ((0, 1), (4,)),
+               # the inverse's steps (common/unit_lower_inverse.py), which may also write G's stage (g_out)
+               "diag8_blocks": ((0, 1, 2), (1, 11)), "mma_level1_merge": ((0, 1, 2), (1, 11)),
+               "mma_level2_merge": ((0, 1, 2), (1, 11))}
 # calls that take a ring stage as an argument of its own: its position (the buffers they name are that stage's)
 STAGE_ARGS = {"load_rows": 2, "load_gate_beta": 4, "load_gate_cumsum_beta": 4, "scale_gamma": 3, "gate_a": 5,
-              "store_seq_rows": 8}
+              "store_seq_rows": 8, "RingStage": 1, "diag8_blocks": 12, "mma_level1_merge": 12,
+              "mma_level2_merge": 12}
 
 
 def intent(parity: str, env: dict) -> int:
@@ -153,7 +157,7 @@ def places(text: str, shared: dict, stage_arg: bool = False, stage_exprs: bool =
 
 def accesses(text: str, shared: dict, stage_exprs: bool = False) -> tuple[list, list]:
     """(reads, writes) of one line of a role."""
-    m = re.match(r"([\w.]+)\((.*)\)$", text)
+    m = re.match(r"(?:\w+ = )?([\w.]+)\((.*)\)$", text)  # a call, its result named or not
     stage_arg = bool(m) and "st" in split_args(m.group(2))
     of_call = None
     if m and stage_exprs and m.group(1) in STAGE_ARGS:

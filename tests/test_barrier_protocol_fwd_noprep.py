@@ -21,14 +21,17 @@ from barrier_protocol_sim import check, parse  # noqa: E402
 KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
 K3X = {"p_in_math": True, "k_stages": 3, "x_free_early": True}  # the 32nd session's shipped row
 SHIPPED = {**K3X, "p_split": True, "log2_gates": True, "solve_shfl": True}
+SHIPPED34 = {**SHIPPED, "l2_shfl": True, "m_nomask": True, "g_nomask": True}  # the 34th session's
 OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3}, K3X,
            {**K3X, "p_split": True}, {**K3X, "log2_gates": True}, {**K3X, "solve_shfl": True},
            {**K3X, "solve_shfl": True, "l2_shfl": True}, SHIPPED, {**SHIPPED, "l2_shfl": True},
            {**SHIPPED, "solve_eye": True}, {**SHIPPED, "m_nomask": True},
-           {**SHIPPED, "l2_shfl": True, "m_nomask": True, "g_nomask": True}, {"k_stages": 3}, {}]
+           {**SHIPPED, "l2_shfl": True, "m_nomask": True, "g_nomask": True}, {**SHIPPED34, "zero_once": True},
+           {**SHIPPED34, "zero_once": True, "beta_ring": True},
+           {**SHIPPED34, "zero_once": True, "beta_ring": True, "g_direct": True}, {"k_stages": 3}, {}]
 IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "k3x", "k3x-p-split", "k3x-log2-gates",
        "k3x-solve-shfl", "k3x-solve-l2-shfl", "shipped", "shipped-l2-shfl", "shipped-solve-eye", "shipped-m-nomask",
-       "shipped-l2-shfl-no-masks", "p_in_aux-k3", "p_in_aux"]
+       "shipped-l2-shfl-no-masks", "s34-zero-once", "s34-beta-ring", "s34-g-direct", "p_in_aux-k3", "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():

@@ -15,8 +15,20 @@ the warpgroup syncs that TileLang places around it (the lane arithmetic: tests/t
 import tilelang.language as T
 
 
+class RingStage:
+    """beta as the macros index it (b_s[row]) from one stage of a ring buffer [stages, BT]: b[row] is
+    ring[stage, row]"""
+
+    def __init__(self, ring, stage):
+        self.ring = ring
+        self.stage = stage
+
+    def __getitem__(self, row):
+        return self.ring[self.stage, row]
+
+
 @T.macro
-def solve_diag_column(m_s, inv_s, b_s, col, tx, n, eye=False):
+def solve_diag_column(m_s, inv_s, b_s, col, tx, n, eye=False, g_out=None, g_st=0):
     """Thread tx solves column tx % n of the n x n diagonal block e = tx // n of T, T[m, j] = beta_m M[j, m]
     (m > j), row by row in registers (col[0:n]), and writes it to inv[n e : n e + n, tx]. The column starts as the
     identity's; with `eye` (trace time) it is read from inv_s, where the caller wrote the identity's block before its
@@ -33,6 +45,8 @@ def solve_diag_column(m_s, inv_s, b_s, col, tx, n, eye=False):
             col[m] -= (b_s[n * (tx // n) + m] * m_s[n * (tx // n) + j, n * (tx // n) + m]) * col[j]
     for m in T.unroll(n):
         inv_s[n * (tx // n) + m, tx] = col[m]
+        if g_out is not None:
+            g_out[g_st, n * (tx // n) + m, tx] = T.cast(col[m] * b_s[tx], g_out.dtype)
 
 
 @T.macro
@@ -48,7 +62,7 @@ def shfl_b_fragments(fc, fy, nks, lg, lt):
 
 
 @T.macro
-def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=False):
+def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=False, g_out=None, g_st=0):
     """The level-1 merge by warps: warp w = tx // 32 takes 32-block p = w // 2 and columns 8 h .. 8 h + 8
     (h = w % 2) of both products. Y = T_lo D_lo (T_lo[r, j] = M[32p + j, 32p + 16 + r], D_lo = inv[32p:+16, 32p:+16]),
     scaled by beta's rows into the scratch ys[16p + r, y0 + c]; then -D_hi Y into the inverse's block
@@ -97,10 +111,13 @@ def mma_level1_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=Fals
                   T.bool(False))
     for i in T.unroll(4):
         inv_s[32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = -fc[i]
+        if g_out is not None:
+            g_out[g_st, 32 * p + 16 + lg + 8 * (i // 2), 32 * p + c0 + 2 * lt + i % 2] = T.cast(
+                -fc[i] * b_s[32 * p + c0 + 2 * lt + i % 2], g_out.dtype)
 
 
 @T.macro
-def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=False):
+def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=False, g_out=None, g_st=0):
     """The level-2 merge by warps: warp w = tx // 32 takes columns c0 = 8 w .. c0 + 8 of both 32x32x32 products,
     rows in two 16-row tiles (fa[4 t:4 t + 4] and fc[4 t:4 t + 4] are tile t's fragments). Y = T_lo D_lo
     (T_lo[r, j] = M[j, 32 + r], D_lo = inv[0:32, 0:32]) scaled by beta's rows into the scratch ys[r, y0 + c]; then
@@ -153,16 +170,20 @@ def mma_level2_merge(m_s, inv_s, b_s, fa, fb, fc, tx, ys, y0, fy=None, shfl=Fals
     for mt in T.unroll(2):
         for i in T.unroll(4):
             inv_s[32 + 16 * mt + lg + 8 * (i // 2), c0 + 2 * lt + i % 2] = -fc[4 * mt + i]
+            if g_out is not None:
+                g_out[g_st, 32 + 16 * mt + lg + 8 * (i // 2), c0 + 2 * lt + i % 2] = T.cast(
+                    -fc[4 * mt + i] * b_s[c0 + 2 * lt + i % 2], g_out.dtype)
 
 
 @T.macro
-def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False, eye=False):
+def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False, eye=False, zeros=True, g_out=None, g_st=0):
     """inv[16b:+16, 16b:+16] <- T_bb^-1 for the four 16-blocks b, T[m, j] = beta_m M[j, m] (m > j), from 8x8
     blocks: T_bb^-1 = [[D1, 0], [-D2 T21 D1, D2]]. Thread 8 e + c (< 64) solves 8x8 block e's column c; then warp b
     forms block b's Y = T21 D1 (rows r = lane / 4, columns 2 (lane % 4) + 0, 1) into the scratch ys[8b + r, y0 + c]
     and X = -D2 Y into inv[16b + 8 + r, 16b + c].
 
-    The upper-right 8x8 zeros of each 16-block (the level-1 merge reads whole 16x16 blocks) are written by all 128
+    The upper-right 8x8 zeros of each 16-block (the level-1 merge reads whole 16x16 blocks; `zeros`: unless the caller
+    wrote them once, as nothing else writes there with shfl and Y in registers in the merges) are written by all 128
     threads ahead of the solve, not by the solving threads after it: there TileLang put a 64-thread named barrier
     (bar.sync 3, 64) between the two, and compute-sanitizer's racecheck then reported RAW hazards on the A tile's
     element stores far below it (a4393e2; barrier 0 is uniform in the loop: whether racecheck lost count or the race
@@ -172,8 +193,9 @@ def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False, eye=False):
     4 j + c / 2's): yv then holds 4 fp32 locals, and ys, y0 are not read. With eye, the same 128 threads also write
     the identity into the eight 8x8 diagonal blocks (thread tx: block tx // 16, row (tx % 16) // 2, columns
     4 (tx % 2) .. + 4), from which the solving threads read their columns' start (solve_diag_column's `eye`)."""
-    for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
-        inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
+    if zeros:  # (without: the caller wrote them once, and nothing else writes there)
+        for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
+            inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
     if eye:
         for q in T.unroll(4):
             inv_s[8 * (tx // 16) + (tx % 16) // 2, 8 * (tx // 16) + 4 * (tx % 2) + q] = T.if_then_else(
@@ -198,6 +220,14 @@ def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False, eye=False):
             yv[3] -= d2 * T.shfl_sync(yv[1], 4 * j + tx % 4)
         inv_s[16 * bw + 8 + r, 16 * bw + c] = yv[2]
         inv_s[16 * bw + 8 + r, 16 * bw + c + 1] = yv[3]
+        if g_out is not None:
+            # G's blocks of this 16-block: X and, from the 8x8 solves, the two diagonal blocks' row r, columns c, c + 1
+            for e in T.unroll(2):
+                g_out[g_st, 16 * bw + 8 + r, 16 * bw + c + e] = T.cast(yv[2 + e] * b_s[16 * bw + c + e], g_out.dtype)
+                for d in T.unroll(2):
+                    g_out[g_st, 16 * bw + 8 * d + r, 16 * bw + 8 * d + c + e] = T.cast(
+                        inv_s[16 * bw + 8 * d + r, 16 * bw + 8 * d + c + e] * b_s[16 * bw + 8 * d + c + e],
+                        g_out.dtype)
     else:
         ys[8 * bw + r, y0 + c] = yv[0]
         ys[8 * bw + r, y0 + c + 1] = yv[1]

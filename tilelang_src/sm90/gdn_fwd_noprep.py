@@ -41,7 +41,7 @@ from common.chunk_load import load_gate_cumsum_beta, load_rows
 from common.chunk_store import store_o_walk, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
-from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, mma_level2_merge, tc_level2_merge
+from common.unit_lower_inverse import RingStage, diag8_blocks, mma_level1_merge, mma_level2_merge, tc_level2_merge
 from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
@@ -114,6 +114,18 @@ def gdn_fwd_noprep_sm90(
     # scratch block (solve_shfl and l2_shfl, the block zeroed once), the rest of it zeroed each chunk or formed as exact
     # zeros by the column solves
     g_nomask: bool = False,
+    # the inverse's zeros above its 8x8 diagonal blocks written once before the chunk loop instead of each chunk (with
+    # solve_shfl and l2_shfl nothing else writes there: the column solves write the diagonal blocks, the merges the
+    # blocks below them), one shared-memory phase and its warpgroup sync fewer per chunk
+    zero_once: bool = False,
+    # the solve and G's pass read beta from the ring stage that the producer warp filled (b_s[i % KS]) instead of from
+    # a copy the auxiliary warpgroup made at the top of each chunk: no write there, so no warpgroup sync before the
+    # solve may read it
+    beta_ring: bool = False,
+    # G = A_g * beta_col written to its stage (bf16) by each step of the solve as it writes its block of the inverse,
+    # instead of by a pass over the whole inverse after the last merge (one warpgroup sync and the pass's shared
+    # loads fewer per chunk); the blocks above the 8x8 diagonal blocks of both stages zeroed once (zero_once)
+    g_direct: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -122,6 +134,8 @@ def gdn_fwd_noprep_sm90(
     assert p_in_math or not p_split
     assert BV == 128 or not p_split, "one math warpgroup forms the whole P"
     assert not g_nomask or (solve_shfl and l2_shfl), "the merges' scratch lies in the inverse's upper triangle"
+    assert not zero_once or (solve_shfl and l2_shfl), "the merges' scratch lies in the inverse's upper triangle"
+    assert not g_direct or zero_once, "G's blocks above the diagonal blocks are written once"
     KS = k_stages
     NV = V // BV
     VH = 64  # a math warpgroup's V rows
@@ -434,7 +448,14 @@ def gdn_fwd_noprep_sm90(
                 # ---------------- the auxiliary warpgroup: the gates, G and P, a stage ahead of the math
                 T.set_max_nreg(NREG_AUX, 0)
                 ax = tx - (PT - 128)
-                if l2_shfl:
+                if zero_once:
+                    # everything above the 8x8 diagonal blocks (the merges' scratch block included), once
+                    for r, c in T.Parallel(BT, BT):
+                        inv_s[r, c] = 0.0
+                    if g_direct:
+                        for st, r, c in T.Parallel(2, BT, BT):
+                            ga_s[st, r, c] = T.cast(0.0, dtype)
+                elif l2_shfl:
                     # the merges' scratch, inv_s[0:32, 32:64], above the diagonal: with the level-2 merge's Y in
                     # registers nothing writes it (with solve_shfl nothing at all, else only the level-1 merge's
                     # columns), and G's pass masks it by a product (0 * x): zeros once, as the uninitialised shared
@@ -452,7 +473,7 @@ def gdn_fwd_noprep_sm90(
                         T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True)
                     # beta for the solve, the per-row gates for the math warpgroups (g_s holds the chunk's cumsum,
                     # formed by the producer warp)
-                    if ax < BT:
+                    if not beta_ring and ax < BT:
                         beta_s[ax] = b_s[i % KS, ax]
                     for r in T.Parallel(BT):
                         gam_s[i % 2, r] = exp_g(g_s[i % KS, r])
@@ -461,7 +482,12 @@ def gdn_fwd_noprep_sm90(
                     # beta_s is read by all four warps in the solve: the warpgroup syncs on a named barrier of its own
                     # (TileLang 0.1.15 put none between a 64-thread branch's writes and such reads; 15: TileLang
                     # numbers its barriers from 1 up, one per thread range)
-                    T.sync_threads(AUX_BARRIER, 128)
+                    if not beta_ring:
+                        T.sync_threads(AUX_BARRIER, 128)
+                    if beta_ring:
+                        bet = RingStage(b_s, i % KS)  # (the solve's beta: bet[row])
+                    else:
+                        bet = beta_s
                     T.wait_wgmma(0)
                     # P = scale * Gamma * (Q K^T)
                     if emit_o and not p_in_math:
@@ -479,23 +505,29 @@ def gdn_fwd_noprep_sm90(
                                              * kk_frag[r, c])
                     T.copy(kk_frag, m_s[:, 0:BT])
                     # A_g into inv_s (K rows and beta past the sequence are 0)
-                    for p, r, c in T.Parallel(2, 16, 16):
-                        inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
-                    diag8_blocks(m_s, inv_s, beta_s, col, yv, ax, inv_s, Y0, solve_shfl, solve_eye)
-                    mma_level1_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0, fy, solve_shfl)
+                    if not zero_once:
+                        for p, r, c in T.Parallel(2, 16, 16):
+                            inv_s[32 * p + r, 32 * p + 16 + c] = 0.0
+                    # (with g_direct each step also writes its blocks of G's stage)
+                    diag8_blocks(m_s, inv_s, bet, col, yv, ax, inv_s, Y0, solve_shfl, solve_eye, not zero_once,
+                                 ga_s if g_direct else None, i % 2)
+                    mma_level1_merge(m_s, inv_s, bet, fa, fb, fc, ax, inv_s, Y0, fy, solve_shfl,
+                                     ga_s if g_direct else None, i % 2)
                     if l2_shfl:
-                        mma_level2_merge(m_s, inv_s, beta_s, fa, fb, fc, ax, inv_s, Y0, fy, True)
+                        mma_level2_merge(m_s, inv_s, bet, fa, fb, fc, ax, inv_s, Y0, fy, True,
+                                         ga_s if g_direct else None, i % 2)
                     else:
-                        tc_level2_merge(m_s, inv_s, beta_s, acc32, inv_s, Y0)
-                    # G = A_g * beta_col
-                    for r, c in T.Parallel(BT, BT):
-                        a_rc = inv_s[r, c]
-                        b_c = beta_s[c]
-                        if g_nomask:
-                            kk_frag[r, c] = a_rc * b_c
-                        else:
-                            kk_frag[r, c] = a_rc * (b_c * T.cast(r >= c, accum))
-                    T.copy(kk_frag, ga_s[i % 2, :, :])
+                        tc_level2_merge(m_s, inv_s, bet, acc32, inv_s, Y0)
+                    if not g_direct:
+                        # G = A_g * beta_col
+                        for r, c in T.Parallel(BT, BT):
+                            a_rc = inv_s[r, c]
+                            b_c = bet[c]
+                            if g_nomask:
+                                kk_frag[r, c] = a_rc * b_c
+                            else:
+                                kk_frag[r, c] = a_rc * (b_c * T.cast(r >= c, accum))
+                        T.copy(kk_frag, ga_s[i % 2, :, :])
                     T.fence_proxy_async()
                     T.barrier_arrive(x_ready[i % 2])
                     T.barrier_arrive(empty_k[i % KS])
