@@ -116,7 +116,9 @@ def gdn_fwd_noprep_sm90(
     g_nomask: bool = False,
     # the inverse's zeros above its 8x8 diagonal blocks written once before the chunk loop instead of each chunk (with
     # solve_shfl and l2_shfl nothing else writes there: the column solves write the diagonal blocks, the merges the
-    # blocks below them), one shared-memory phase and its warpgroup sync fewer per chunk
+    # blocks below them), one shared-memory phase and its warpgroup sync fewer per chunk. Off, with beta_ring and
+    # g_direct: bitwise equal and no faster (34th session, H100, benchmarks/results/s34: 12 -> 9 syncs per chunk,
+    # 0.563 -> 0.555-0.561 ms at (32, 32) 8192x4)
     zero_once: bool = False,
     # the solve and G's pass read beta from the ring stage that the producer warp filled (b_s[i % KS]) instead of from
     # a copy the auxiliary warpgroup made at the top of each chunk: no write there, so no warpgroup sync before the
