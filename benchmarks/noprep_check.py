@@ -76,7 +76,10 @@ for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl
                    ("pls2mgzb", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
                                      g_nomask=True, zero_once=True, beta_ring=True)),
                    ("pls2mgzbg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
-                                      g_nomask=True, zero_once=True, beta_ring=True, g_direct=True))):
+                                      g_nomask=True, zero_once=True, beta_ring=True, g_direct=True)),
+                   # and the shipped row with both math warpgroups on one code path (math_pair)
+                   ("pls2mgp", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                    g_nomask=True, math_pair=True))):
     ablate.SPECS["fwdnp128k3x" + tag] = dict(ablate.SPECS["fwdnp128k3x"],
                                              params=dict(ablate.SPECS["fwdnp128k3x"]["params"], **extra))
 

@@ -60,7 +60,9 @@ KERNELS = {
                           ("X", "elif tx < PT:", 128), ("WP0", "if tx < PT + 32:", 32),
                           ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32), ("WP3", "else:", 32)],
     # the forward without the chunk prep (gdn_fwd_noprep.py): gdn_fwd_rs.py's roles, X the auxiliary warpgroup
-    "return gdn_fwd_noprep": [("M0", "if tx < 128:", 128), ("M1", "elif NMATH == 2 and tx < 256:", 128),
+    # (MP: both math warpgroups on one code path, math_pair; M0 and M1 otherwise)
+    "return gdn_fwd_noprep": [("MP", "if math_pair and tx < 256:", 256), ("M0", "elif not math_pair and tx < 128:", 128),
+                              ("M1", "elif not math_pair and NMATH == 2 and tx < 256:", 128),
                               ("X", "elif tx < PT:", 128), ("WP0", "if tx < PT + 32:", 32),
                               ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32),
                               ("WP3", "else:", 32)],
@@ -76,7 +78,9 @@ KERNEL_OPTIONS = {
     "return gdn_fwd_noprep": dict(inline=True, stage_exprs=True, nmath_role="M1",
                                   disjoint={"o_s": {"M0", "M1"}, "pm_s": {"M0", "M1"}},
                                   read_whole_if={"pm_s": "p_split"},
-                                  common_macros={"store_o_walk": "chunk_store.py"}),
+                                  common_macros={"store_o_walk": "chunk_store.py"},
+                                  flag_roles={"MP": ("math_pair", True), "M0": ("math_pair", False),
+                                              "M1": ("math_pair", False)}),
 }
 LOOPS = {"for it in T.serial(items)": "it", "for jv in T.serial(group)": "jv", "for i in T.serial(n_iter)": "i"}
 BARRIER_OP = re.compile(r"T\.barrier_(wait|arrive)\((\w+)\[([^\]]+)\](?:, (.+))?\)$")
@@ -388,7 +392,10 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
             close(blocks.pop())
         roles[name] = (weight, ops)
     if opts.get("nmath_role") and nmath == 1:
-        roles.pop(opts["nmath_role"])
+        roles.pop(opts["nmath_role"], None)
+    for name, (flag, value) in opts.get("flag_roles", {}).items():  # roles that exist with a flag set (or not)
+        if bool(params.get(flag, False)) != value:
+            roles.pop(name, None)
     return counts, roles
 
 

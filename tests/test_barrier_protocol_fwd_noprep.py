@@ -28,10 +28,12 @@ OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_
            {**SHIPPED, "solve_eye": True}, {**SHIPPED, "m_nomask": True},
            {**SHIPPED, "l2_shfl": True, "m_nomask": True, "g_nomask": True}, {**SHIPPED34, "zero_once": True},
            {**SHIPPED34, "zero_once": True, "beta_ring": True},
-           {**SHIPPED34, "zero_once": True, "beta_ring": True, "g_direct": True}, {"k_stages": 3}, {}]
+           {**SHIPPED34, "zero_once": True, "beta_ring": True, "g_direct": True}, {**SHIPPED34, "math_pair": True},
+           {"k_stages": 3}, {}]
 IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "k3x", "k3x-p-split", "k3x-log2-gates",
        "k3x-solve-shfl", "k3x-solve-l2-shfl", "shipped", "shipped-l2-shfl", "shipped-solve-eye", "shipped-m-nomask",
-       "shipped-l2-shfl-no-masks", "s34-zero-once", "s34-beta-ring", "s34-g-direct", "p_in_aux-k3", "p_in_aux"]
+       "shipped-l2-shfl-no-masks", "s34-zero-once", "s34-beta-ring", "s34-g-direct", "s34-math-pair", "p_in_aux-k3",
+       "p_in_aux"]
 
 
 def test_every_role_and_barrier_is_read():
@@ -43,6 +45,10 @@ def test_every_role_and_barrier_is_read():
     assert parse(KERNEL, {"NMATH": 2, "k_stages": 3})[0]["empty_k"] == [384, 384, 384]
     assert parse(KERNEL, {"NMATH": 2, "p_in_math": False})[0]["empty_qz"] == [384, 384]
     assert set(parse(KERNEL, {"NMATH": 1})[1]) == {"M0", "X", "WP0", "WP1", "WP2", "WP3"}
+    # math_pair: one 256-thread role on one code path instead of M0 and M1, arriving as both did
+    counts_p, roles_p = parse(KERNEL, {"NMATH": 2, **SHIPPED34, "math_pair": True})
+    assert set(roles_p) == {"MP", "X", "WP0", "WP1", "WP2", "WP3"} and roles_p["MP"][0] == 256
+    assert counts_p["empty_k"] == [384] * 3 and counts_p["x_free"] == [256, 256]
     for role, (_, ops) in roles.items():
         assert any(op[0] == "wait" for op in ops), role
         assert any(op[0] == "access" for op in ops), role

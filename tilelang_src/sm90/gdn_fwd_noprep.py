@@ -128,6 +128,12 @@ def gdn_fwd_noprep_sm90(
     # instead of by a pass over the whole inverse after the last merge (one warpgroup sync and the pass's shared
     # loads fewer per chunk); the blocks above the 8x8 diagonal blocks of both stages zeroed once (zero_once)
     g_direct: bool = False,
+    # both math warpgroups on one code path over 128-row fragments (the V-row products split by rows, P's product by
+    # columns as p_split does) instead of math_half emitted once per warpgroup: half the math warpgroups' code, as
+    # instruction fetch became the stall common to every role (34th session, Nsight Compute: no_inst 40-53 % of the
+    # samples at the top of each math warpgroup's loop). Needs the 256-thread register-operand fence mended in the
+    # generated code (scripts/codegen.py: TileLang 0.1.15 fences twice the fragment)
+    math_pair: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -138,6 +144,8 @@ def gdn_fwd_noprep_sm90(
     assert not g_nomask or (solve_shfl and l2_shfl), "the merges' scratch lies in the inverse's upper triangle"
     assert not zero_once or (solve_shfl and l2_shfl), "the merges' scratch lies in the inverse's upper triangle"
     assert not g_direct or zero_once, "G's blocks above the diagonal blocks are written once"
+    assert not math_pair or (BV == 128 and p_in_math and p_split and sk_halves and x_free_early), \
+        "math_pair is the shipped row's math on one code path"
     KS = k_stages
     NV = V // BV
     VH = 64  # a math warpgroup's V rows
@@ -173,14 +181,14 @@ def gdn_fwd_noprep_sm90(
                             * p_frag[r, c])
 
     @T.macro
-    def release_chunk(o_frag, o_s, x_free, o_full, o_free, j, v0, emit_o):
+    def release_chunk(o_frag, o_s, x_free, o_full, o_free, j, v0, emit_o, rows):
         """Chunk j's products are done: its auxiliary stage (G, P, gates) is free (unless freed earlier:
-        x_free_early), and its O^T goes to the storer warp once it stored chunk j - 2's"""
+        x_free_early), and its O^T (rows V rows from v0) goes to the storer warp once it stored chunk j - 2's"""
         if not x_free_early:
             T.barrier_arrive(x_free[j % 2])
         if emit_o:
             T.barrier_wait(o_free[j % 2], (j // 2 + 1) % 2)
-            for a, t in T.Parallel(VH, BT):
+            for a, t in T.Parallel(rows, BT):
                 o_s[j % 2, t, v0 + a] = o_frag[a, t]
             T.fence_proxy_async()
             T.barrier_arrive(o_full[j % 2])
@@ -223,7 +231,7 @@ def gdn_fwd_noprep_sm90(
                 T.wgmma_gemm(st_frag, k_s[i % KS, :, :], sk_frag, transpose_B=True, clear_accum=True)
             T.wait_wgmma(0)  # SK, and chunk i - 1's O2
             if i > 0:
-                release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, v0, emit_o)
+                release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, v0, emit_o, VH)
             # O1 = S~^T Q^T, under W and U
             T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
             T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True)
@@ -294,7 +302,7 @@ def gdn_fwd_noprep_sm90(
                 T.wgmma_gemm(ut_frag, pg_s[i % 2, :, :], o_frag, transpose_B=True)
         T.wait_wgmma(0)
         if n_iter > 0:
-            release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, v0, emit_o)
+            release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, v0, emit_o, VH)
         if warmup != 0:
             if n_iter > 0:
                 for a, b in T.Parallel(VH, K):
@@ -305,6 +313,89 @@ def gdn_fwd_noprep_sm90(
             else:
                 for a, b in T.Parallel(VH, K):
                     ht[n, hv, b, vg + a] = s_frag[a, b]
+
+    @T.macro
+    def math_both(c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, p_frag, q_s, k_s, v_s, g_s, ga_s,
+                  pm_s, gam_s, gam2_s, r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready,
+                  x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
+                  state_v_first, store_ht, emit_o, warmup, num_seqs):
+        """math_half's walk for both math warpgroups on one code path (math_pair): the fragments hold the slice's 128
+        V rows, the V-row products split by rows (warpgroup w takes rows 64 w ..), P's product by columns (warpgroup
+        w forms P's columns 32 w ..: p_split)"""
+        has_prev = flags % 2 == 1
+        is_last = (flags // 2) % 2 == 1
+        if warmup != 0:
+            for a, b in T.Parallel(BV, K):
+                s_frag[a, b] = T.if_then_else(is_m != 0 and c0 + a == b, 1.0, 0.0)
+        elif has_prev and n_iter > 0:
+            for a, b in T.Parallel(BV, K):
+                s_frag[a, b] = cp_h0[seg, hv, b, c0 + a]
+        elif use_h0 != 0 and n < num_seqs:
+            if state_v_first != 0:
+                T.copy(h0[n, hv, c0:c0 + BV, 0:K], s_frag)
+            else:
+                for a, b in T.Parallel(BV, K):
+                    s_frag[a, b] = h0[n, hv, b, c0 + a]
+        else:
+            T.clear(s_frag)
+        for i in T.serial(n_iter):
+            T.barrier_wait(full_k[i % KS], (i // KS) % 2)
+            T.barrier_wait(x_ready[i % 2], (i // 2) % 2)  # G and the gates of chunk i
+            T.copy(s_frag, st_frag)
+            T.wgmma_gemm(st_frag, k_s[i % KS, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True,
+                         policy=T.GemmWarpPolicy.FullRow)
+            T.wait_wgmma(0)  # SK's first half, and chunk i - 1's O2
+            if i > 0:
+                release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, 0, emit_o, BV)
+            T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
+            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True,
+                         policy=T.GemmWarpPolicy.FullRow)
+            decay = gam_s[i % 2, BT - 1]
+            for a, b in T.Parallel(BV, K):
+                s_frag[a, b] *= decay
+            T.barrier_wait(full_v[i % 2], (i // 2) % 2)
+            for a, t in T.Parallel(BV, BT // 2):
+                wt_frag[a, t] = v_s[i % 2, t, a] - gam_s[i % 2, t] * sk_frag[a, t]
+            T.wgmma_gemm(st_frag, k_s[i % KS, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True,
+                         policy=T.GemmWarpPolicy.FullRow)
+            T.wait_wgmma(0)  # O1 and SK's second half
+            for a, t in T.Parallel(BV, BT // 2):
+                wt_frag[a, BT // 2 + t] = v_s[i % 2, BT // 2 + t, a] - gam_s[i % 2, BT // 2 + t] * sk_frag[a, t]
+            T.barrier_arrive(empty_v[i % 2])  # V read (W^T), both warpgroups
+            T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True,
+                         policy=T.GemmWarpPolicy.FullRow)
+            T.wait_wgmma(0)  # O1 and U
+            for a, t in T.Parallel(BV, BT):
+                o_frag[a, t] *= gam2_s[i % 2, t]
+            for a, t in T.Parallel(BV, BT):
+                ut_frag[a, t] = u_frag[a, t]
+                wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
+            T.barrier_arrive(x_free[i % 2])  # G (U) and the gates (W^T, O1's scale, r) read
+            T.wgmma_gemm(wt_frag, k_s[i % KS, :, :], s_frag, policy=T.GemmWarpPolicy.FullRow)
+            # Q K^T beside the update, warpgroup w its columns 32 w .. (the product split by columns)
+            T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True,
+                         policy=T.GemmWarpPolicy.FullCol)
+            T.wait_wgmma(0)  # the update and Q K^T
+            gate_p(p_frag, g_s, i % KS, scale, 0, BT)
+            T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
+            T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
+            T.copy(p_frag, pm_s[i % 2, :, :])
+            T.fence_proxy_async()
+            T.sync_threads(MATH_PAIR_BARRIER, 256)  # both halves of P written before either product reads it
+            T.wgmma_gemm(ut_frag, pm_s[i % 2, :, :], o_frag, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+        T.wait_wgmma(0)
+        if n_iter > 0:
+            release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, 0, emit_o, BV)
+        if warmup != 0:
+            if n_iter > 0:
+                for a, b in T.Parallel(BV, K):
+                    cp_out[is_m * NSEG + seg, hv, b, c0 + a] = s_frag[a, b]
+        elif store_ht != 0 and is_last:
+            if state_v_first != 0:
+                T.copy(s_frag, ht[n, hv, c0:c0 + BV, 0:K])
+            else:
+                for a, b in T.Parallel(BV, K):
+                    ht[n, hv, b, c0 + a] = s_frag[a, b]
 
     @T.prim_func
     def gdn_fwd_noprep(
@@ -399,6 +490,15 @@ def gdn_fwd_noprep_sm90(
             o1 = T.alloc_fragment((VH, BT), accum)
             pm0 = T.alloc_fragment((BT, PW), accum)  # Q K^T, then P (p_in_math)
             pm1 = T.alloc_fragment((BT, PW), accum)
+            # math_pair: both math warpgroups' fragments, 128 V rows (P: its 64 columns over both; unused otherwise)
+            s_pr = T.alloc_fragment((BV, K), accum)
+            st_pr = T.alloc_fragment((BV, K), dtype)
+            sk_pr = T.alloc_fragment((BV, SKW), accum)
+            wt_pr = T.alloc_fragment((BV, BT), dtype)
+            u_pr = T.alloc_fragment((BV, BT), accum)
+            ut_pr = T.alloc_fragment((BV, BT), dtype)
+            o_pr = T.alloc_fragment((BV, BT), accum)
+            pm_pr = T.alloc_fragment((BT, BT), accum)
             # the auxiliary warpgroup's: K K^T, then G; Q K^T, then P; the solve's (common/unit_lower_inverse.py)
             kk_frag = T.alloc_fragment((BT, BT), accum)
             p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, then P
@@ -428,7 +528,16 @@ def gdn_fwd_noprep_sm90(
             T.annotate_layout({v_s: make_swizzled_layout(v_s), o_s: make_swizzled_layout(o_s)})
             tx = T.get_thread_binding()
 
-            if tx < 128:
+            if math_pair and tx < 256:
+                # ---------------- the math warpgroups on one code path: S^T of the slice's 128 V rows
+                T.set_max_nreg(NREG_MATH, 1)
+                math_both(c0, s_pr, st_pr, sk_pr, wt_pr, u_pr, ut_pr, o_pr, pm_pr, q_s, k_s, v_s, g_s, ga_s, pm_s, gam_s, gam2_s,
+                          r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free,
+                          o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
+                          state_v_first, store_ht, emit_o, warmup, num_seqs)
+            # (with math_pair the two branches below are constant False: a branch under tx >= 256 and tx < 128 made
+            # TileLang 0.1.15's LegalizeNegativeIndex fail on the empty thread range)
+            elif not math_pair and tx < 128:
                 # ---------------- the math warpgroups: S^T of the slice's V rows [0, 64) (and [64, 128))
                 T.set_max_nreg(NREG_MATH, 1)
                 math_half(0, c0, s0, st0, sk0, wt0, u0, ut0, o0, pm0, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
@@ -437,7 +546,7 @@ def gdn_fwd_noprep_sm90(
                           cp_h0, cp_out,
                           ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                           num_seqs)
-            elif NMATH == 2 and tx < 256:
+            elif not math_pair and NMATH == 2 and tx < 256:
                 T.set_max_nreg(NREG_MATH, 1)
                 math_half(1, c0, s1, st1, sk1, wt1, u1, ut1, o1, pm1, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
                           gam2_s, r_s, o_s, scale,
