@@ -61,7 +61,8 @@ KERNELS = {
                           ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32), ("WP3", "else:", 32)],
     # the forward without the chunk prep (gdn_fwd_noprep.py): gdn_fwd_rs.py's roles, X the auxiliary warpgroup
     # (MP: both math warpgroups on one code path, math_pair; M0 and M1 otherwise)
-    "return gdn_fwd_noprep": [("MP", "if math_pair and tx < 256:", 256), ("M0", "elif not math_pair and tx < 128:", 128),
+    "return gdn_fwd_noprep": [("MP", "if math_pair and tx < 256:", 256),
+                              ("M0", "elif not math_pair and tx < 128:", 128),
                               ("M1", "elif not math_pair and NMATH == 2 and tx < 256:", 128),
                               ("X", "elif tx < PT:", 128), ("WP0", "if tx < PT + 32:", 32),
                               ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32),

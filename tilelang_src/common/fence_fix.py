@@ -1,10 +1,11 @@
-"""A rewrite of TileLang's generated CUDA (registered with tilelang.engine.register_cuda_postproc by scripts/codegen.py and
-benchmarks/ablate.py): TileLang 0.1.15 fences the accumulator of a wgmma whose fragment spans two warpgroups (a
-256-thread product split by rows, gdn_fwd_noprep.py's math_pair) as if one warpgroup held the whole fragment,
-`tl::warpgroup_fence_operand(reinterpret_cast<float*>(acc + 0), 2 n)` over a `float acc[n]`: twice the array, out of
-bounds (docs/fwd_rs.md). clamp_fences rewrites such a count to the array's length in 4-byte registers (the fence is a
-compiler barrier on each register it names; past the array it names none of the fragment's). A name declared with two
-lengths is left alone, and no count within its array changes, so code without the pattern comes out byte-identical."""
+"""A rewrite of TileLang's generated CUDA (registered with tilelang.engine.register_cuda_postproc by
+scripts/codegen.py and benchmarks/ablate.py): TileLang 0.1.15 fences the accumulator of a wgmma whose fragment
+spans two warpgroups (a 256-thread product split by rows, gdn_fwd_noprep.py's math_pair) as if one warpgroup held
+the whole fragment, `tl::warpgroup_fence_operand(reinterpret_cast<float*>(acc + 0), 2 n)` over a `float acc[n]`:
+twice the array, out of bounds (docs/fwd_rs.md). clamp_fences rewrites such a count to the array's length in 4-byte
+registers (the fence is a compiler barrier on each register it names; past the array it names none of the
+fragment's). A name declared with two lengths is left alone, and no count within its array changes, so code without
+the pattern comes out byte-identical."""
 
 import re
 import sys

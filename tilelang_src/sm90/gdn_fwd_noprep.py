@@ -131,8 +131,9 @@ def gdn_fwd_noprep_sm90(
     # both math warpgroups on one code path over 128-row fragments (the V-row products split by rows, P's product by
     # columns as p_split does) instead of math_half emitted once per warpgroup: half the math warpgroups' code, as
     # instruction fetch became the stall common to every role (34th session, Nsight Compute: no_inst 40-53 % of the
-    # samples at the top of each math warpgroup's loop). Needs the 256-thread register-operand fence mended in the
-    # generated code (scripts/codegen.py: TileLang 0.1.15 fences twice the fragment)
+    # samples at the top of each math warpgroup's loop). Needs common/fence_fix.py's rewrite of the generated code
+    # (TileLang 0.1.15 fences twice a two-warpgroup accumulator), which codegen.py and ablate.py register. Written in
+    # the 34th session, not yet run on a GPU (scripts/device_calls/s35_1_math_pair.sh)
     math_pair: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
@@ -531,10 +532,10 @@ def gdn_fwd_noprep_sm90(
             if math_pair and tx < 256:
                 # ---------------- the math warpgroups on one code path: S^T of the slice's 128 V rows
                 T.set_max_nreg(NREG_MATH, 1)
-                math_both(c0, s_pr, st_pr, sk_pr, wt_pr, u_pr, ut_pr, o_pr, pm_pr, q_s, k_s, v_s, g_s, ga_s, pm_s, gam_s, gam2_s,
-                          r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free,
-                          o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
-                          state_v_first, store_ht, emit_o, warmup, num_seqs)
+                math_both(c0, s_pr, st_pr, sk_pr, wt_pr, u_pr, ut_pr, o_pr, pm_pr, q_s, k_s, v_s, g_s, ga_s, pm_s,
+                          gam_s, gam2_s, r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz, empty_qz,
+                          x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
+                          use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
             # (with math_pair the two branches below are constant False: a branch under tx >= 256 and tx < 128 made
             # TileLang 0.1.15's LegalizeNegativeIndex fail on the empty thread range)
             elif not math_pair and tx < 128:
