@@ -28,7 +28,7 @@ class RingStage:
 
 
 @T.macro
-def solve_diag_column(m_s, inv_s, b_s, col, tx, n, eye=False, g_out=None, g_st=0):
+def solve_diag_column(m_s, inv_s, b_s, col, tx, n, eye=False):
     """Thread tx solves column tx % n of the n x n diagonal block e = tx // n of T, T[m, j] = beta_m M[j, m]
     (m > j), row by row in registers (col[0:n]), and writes it to inv[n e : n e + n, tx]. The column starts as the
     identity's; with `eye` (trace time) it is read from inv_s, where the caller wrote the identity's block before its
@@ -45,8 +45,6 @@ def solve_diag_column(m_s, inv_s, b_s, col, tx, n, eye=False, g_out=None, g_st=0
             col[m] -= (b_s[n * (tx // n) + m] * m_s[n * (tx // n) + j, n * (tx // n) + m]) * col[j]
     for m in T.unroll(n):
         inv_s[n * (tx // n) + m, tx] = col[m]
-        if g_out is not None:
-            g_out[g_st, n * (tx // n) + m, tx] = T.cast(col[m] * b_s[tx], g_out.dtype)
 
 
 @T.macro
@@ -192,7 +190,10 @@ def diag8_blocks(m_s, inv_s, b_s, col, yv, tx, ys, y0, shfl=False, eye=False, ze
     With shfl, Y stays in registers and X's loop takes Y's rows from the warp's lanes by shuffles (Y[j, c] is lane
     4 j + c / 2's): yv then holds 4 fp32 locals, and ys, y0 are not read. With eye, the same 128 threads also write
     the identity into the eight 8x8 diagonal blocks (thread tx: block tx // 16, row (tx % 16) // 2, columns
-    4 (tx % 2) .. + 4), from which the solving threads read their columns' start (solve_diag_column's `eye`)."""
+    4 (tx % 2) .. + 4), from which the solving threads read their columns' start (solve_diag_column's `eye`).
+    With g_out (and shfl), each warp also writes its 16-block's blocks of G = inv * beta_col, g_out[g_st] (bf16): the
+    two diagonal 8x8 blocks from the solves and X (written by the solving threads instead, G's stores put a 64-thread
+    sync into the solve)"""
     if zeros:  # (without: the caller wrote them once, and nothing else writes there)
         for cc in T.unroll(2):  # block tx // 32's upper-right 8x8: row (tx % 32) // 4, columns 2 (tx % 4) + cc
             inv_s[16 * (tx // 32) + (tx % 32) // 4, 16 * (tx // 32) + 8 + 2 * (tx % 4) + cc] = 0.0
