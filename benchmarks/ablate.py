@@ -472,6 +472,9 @@ SPECS["fwdrs128ersk192"] = dict(SPECS["fwdrs128er"], params=dict(SPECS["fwdrs128
 SPECS["fwdrs128erskA"] = dict(SPECS["fwdrs128ersk192"], inputs=fwd_inputs_real_a)
 SPECS["fwdrs128erska"] = dict(SPECS["fwdrs128ersk192"], params=dict(SPECS["fwdrs128ersk192"]["params"], a_in_x=True),
                               inputs=fwd_inputs_real_a)
+# ... and both math warpgroups on one code path (math_pair, 34th session: half the math code, for the instruction fetch
+# stalls; the same products, so o should be bitwise fwdrs128er's)
+SPECS["fwdrs128erp"] = dict(SPECS["fwdrs128er"], params=dict(SPECS["fwdrs128er"]["params"], math_pair=True))
 SPECS["fwdrs64erA"] = dict(SPECS["fwdrs64er"], inputs=fwd_inputs_real_a)
 SPECS["fwdrs64ea"] = dict(SPECS["fwdrs64er"], params=dict(SPECS["fwdrs64er"]["params"], a_in_x=True),
                           inputs=fwd_inputs_real_a)

@@ -56,7 +56,9 @@ KERNELS = {
     "return gdn_bwd_fused": [("WA", "if tx < 128:", 128), ("WK", "elif tx < 256:", 128), ("WS", "elif tx < 384:", 128),
                              ("WP0", "if tx < 384 + 32:", 32), ("WP1", "elif tx < 384 + 64:", 32),
                              ("WP2", "elif tx < 384 + 96:", 32), ("WP3", "else:", 32)],
-    "return gdn_fwd_rs": [("M0", "if tx < 128:", 128), ("M1", "elif NMATH == 2 and tx < 256:", 128),
+    # (MP: both math warpgroups on one code path, math_pair; M0 and M1 otherwise)
+    "return gdn_fwd_rs": [("MP", "if math_pair and tx < 256:", 256), ("M0", "elif not math_pair and tx < 128:", 128),
+                          ("M1", "elif not math_pair and NMATH == 2 and tx < 256:", 128),
                           ("X", "elif tx < PT:", 128), ("WP0", "if tx < PT + 32:", 32),
                           ("WP1", "elif tx < PT + 64:", 32), ("WP2", "elif tx < PT + 96:", 32), ("WP3", "else:", 32)],
     # the forward without the chunk prep (gdn_fwd_noprep.py): gdn_fwd_rs.py's roles, X the auxiliary warpgroup
@@ -73,7 +75,9 @@ KERNELS = {
 KERNEL_OPTIONS = {
     # (the math warpgroups write o_s's stage in their own V columns, 64 vh .. 64 vh + 64: not a race between them)
     "return gdn_fwd_rs": dict(inline=True, stage_exprs=True, nmath_role="M1", disjoint={"o_s": {"M0", "M1"}},
-                              common_macros={"store_o_walk": "chunk_store.py"}),
+                              common_macros={"store_o_walk": "chunk_store.py"},
+                              flag_roles={"MP": ("math_pair", True), "M0": ("math_pair", False),
+                                          "M1": ("math_pair", False)}),
     # (with p_in_math each math warpgroup writes and reads its own slice of pm_s, pm_s[vh]; with p_split each writes
     # half of a stage's columns and reads the whole stage)
     "return gdn_fwd_noprep": dict(inline=True, stage_exprs=True, nmath_role="M1",

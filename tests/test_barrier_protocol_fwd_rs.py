@@ -43,6 +43,17 @@ def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, nmath, options):
     assert check(KERNEL, chunks, 1, runs=60, flags={"NMATH": nmath, **options}) == []
 
 
+@pytest.mark.parametrize("options", [{"early_release": True, "math_pair": True}, {"math_pair": True}],
+                         ids=["early-pair", "late-pair"])
+@pytest.mark.parametrize("chunks", [1, 2, 3, 5])
+def test_math_pair_one_role_for_both_math_warpgroups(chunks, options):
+    """math_pair: both math warpgroups on one code path, one 256-thread role arriving as M0 and M1 did"""
+    counts, roles = parse(KERNEL, {"NMATH": 2, **options})
+    assert set(roles) == {"MP", "X", "WP0", "WP1", "WP2", "WP3"} and roles["MP"][0] == 256
+    assert counts["empty_kv"] == [384, 384] and counts["x_free"] == [256, 256]
+    assert check(KERNEL, chunks, 1, runs=60, flags={"NMATH": 2, **options}) == []
+
+
 def mutated(old: str, new: str) -> str:
     assert KERNEL.count(old) == 1, old
     return KERNEL.replace(old, new)

@@ -80,6 +80,11 @@ def gdn_fwd_rs_sm90(
     # warpgroups at fewer than 208 registers (at 200 and 192 ptxas serializes the kernel's wgmma without it, C7512),
     # which would leave room for an auxiliary warpgroup (docs/speed_plan.md, Ready 1 (a)); the chain gains a wait
     sk_halves: bool = False,
+    # both math warpgroups on one code path over 128-row fragments (the products split by rows) instead of math_half
+    # emitted once per warpgroup: half the math warpgroups' code (gdn_fwd_noprep.py's math_pair, for the instruction
+    # fetch stalls). Needs common/fence_fix.py's rewrite of the generated code (TileLang 0.1.15 fences twice a
+    # two-warpgroup accumulator), which codegen.py and ablate.py register. Written in the 34th session, not yet run
+    math_pair: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -91,23 +96,24 @@ def gdn_fwd_rs_sm90(
     assert NMATH * NREG_MATH + NREG_X + NREG_LOAD <= 512
     assert not a_in_x or NREG_X >= 104, "a_in_x: X's warpgroup holds K K^T (32 registers) and the solve's fragments"
     assert not (a_in_x and z_in_x), "z_in_x reads the ring's A"
+    assert not math_pair or BV == 128, "math_pair: two math warpgroups"
     PT = 128 * (NMATH + 1)  # the producer warps' first thread
     KH = K // 2  # X's column half
     num_tokens, H, HV, N1, NS, NH, NSEG, NGRID, NROWS = walk_dims()  # common/walk_dims.py
     accum = "float32"
 
     @T.macro
-    def store_o_stage(o_frag, o_s, o_full, o_free, j, v0):
-        """O^T of chunk j (its products done) into columns [v0, v0 + 64) of o_s[j % 2], for the storer warp, once it
-        stored chunk j - 2's"""
+    def store_o_stage(o_frag, o_s, o_full, o_free, j, v0, rows):
+        """O^T of chunk j (its products done) into columns [v0, v0 + rows) of o_s[j % 2], for the storer warp, once
+        it stored chunk j - 2's"""
         T.barrier_wait(o_free[j % 2], (j // 2 + 1) % 2)
-        for a, t in T.Parallel(VH, BT):
+        for a, t in T.Parallel(rows, BT):
             o_s[j % 2, t, v0 + a] = o_frag[a, t]
         T.fence_proxy_async()
         T.barrier_arrive(o_full[j % 2])
 
     @T.macro
-    def release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, j, v0, emit_o):
+    def release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, j, v0, emit_o, rows):
         """Chunk j's products are done: its ring stage (the qz group, and the kv group unless early_release freed it at
         W^T) and its X are free, and its O^T goes to the storer warp"""
         if not early_release:
@@ -115,29 +121,30 @@ def gdn_fwd_rs_sm90(
         T.barrier_arrive(empty_qz[j % 2])
         T.barrier_arrive(x_free[j % 2])
         if emit_o:
-            store_o_stage(o_frag, o_s, o_full, o_free, j, v0)
+            store_o_stage(o_frag, o_s, o_full, o_free, j, v0, rows)
 
     @T.macro
-    def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, o_frag, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s,
-                  full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv,
-                  seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
+    def math_half(vh, rows, pol, c0, s_frag, st_frag, sk_frag, wt_frag, o_frag, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s,
+                  gam2_s, o_s, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out,
+                  ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
         """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
-        c0 + v0 ... of the head)"""
+        c0 + v0 ... of the head); with math_pair both warpgroups' walk on one code path (vh = 0, rows = 128, the
+        products split by rows: pol)"""
         v0 = vh * VH
         vg = c0 + v0
         has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
         is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
         if warmup != 0:
-            for a, b in T.Parallel(VH, K):
+            for a, b in T.Parallel(rows, K):
                 s_frag[a, b] = T.if_then_else(is_m != 0 and vg + a == b, 1.0, 0.0)
         elif has_prev and n_iter > 0:
-            for a, b in T.Parallel(VH, K):
+            for a, b in T.Parallel(rows, K):
                 s_frag[a, b] = cp_h0[seg, hv, b, vg + a]
         elif use_h0 != 0 and n < num_seqs:
             if state_v_first != 0:
-                T.copy(h0[n, hv, vg:vg + VH, 0:K], s_frag)
+                T.copy(h0[n, hv, vg:vg + rows, 0:K], s_frag)
             else:
-                for a, b in T.Parallel(VH, K):
+                for a, b in T.Parallel(rows, K):
                     s_frag[a, b] = h0[n, hv, b, vg + a]
         else:
             T.clear(s_frag)
@@ -151,51 +158,52 @@ def gdn_fwd_rs_sm90(
             T.copy(s_frag, st_frag)
             # SK = S~^T K^T (with sk_halves its first 32 columns)
             if sk_halves:
-                T.wgmma_gemm(st_frag, k_s[i % 2, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % 2, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True, policy=pol)
             else:
-                T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % 2, :, :], sk_frag, transpose_B=True, clear_accum=True, policy=pol)
             T.wait_wgmma(0)  # SK, and chunk i - 1's O2
             if i > 0:
-                release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, i - 1, v0, emit_o)
+                release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, i - 1, v0, emit_o, rows)
             # O1 = S~^T Q^T, under W
             T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
-            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True)
+            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True, policy=pol)
             decay = T.exp2(g_s[i % 2, BT - 1] * LOG2E)
-            for a, b in T.Parallel(VH, K):
+            for a, b in T.Parallel(rows, K):
                 s_frag[a, b] *= decay
             # W^T = V^T - SK diag(gamma)
             if sk_halves:
-                for a, t in T.Parallel(VH, BT // 2):
+                for a, t in T.Parallel(rows, BT // 2):
                     wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
-                T.wgmma_gemm(st_frag, k_s[i % 2, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % 2, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True,
+                             policy=pol)
                 T.wait_wgmma(0)  # O1 and SK's second half
-                for a, t in T.Parallel(VH, BT // 2):
+                for a, t in T.Parallel(rows, BT // 2):
                     wt_frag[a, BT // 2 + t] = (v_s[i % 2, BT // 2 + t, v0 + a]
                                                - gam_s[i % 2, BT // 2 + t] * sk_frag[a, t])
             else:
-                for a, t in T.Parallel(VH, BT):
+                for a, t in T.Parallel(rows, BT):
                     wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
             if early_release:
                 T.barrier_arrive(empty_kv[i % 2])  # K (SK), V and g read
             # S^T += W^T X
-            T.wgmma_gemm(wt_frag, x_s[i % 2, :, :], s_frag)
+            T.wgmma_gemm(wt_frag, x_s[i % 2, :, :], s_frag, policy=pol)
             T.wait_wgmma(0)  # O1 and the update
-            for a, t in T.Parallel(VH, BT):
+            for a, t in T.Parallel(rows, BT):
                 o_frag[a, t] *= gam2_s[i % 2, t]
             # O^T += W^T Z^T, under the next chunk's S~ and SK
-            T.wgmma_gemm(wt_frag, zr_s[i % 2, :, :], o_frag, transpose_B=True)
+            T.wgmma_gemm(wt_frag, zr_s[i % 2, :, :], o_frag, transpose_B=True, policy=pol)
         T.wait_wgmma(0)
         if n_iter > 0:
-            release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, n_iter - 1, v0, emit_o)
+            release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, n_iter - 1, v0, emit_o, rows)
         if warmup != 0:
             if n_iter > 0:
-                for a, b in T.Parallel(VH, K):
+                for a, b in T.Parallel(rows, K):
                     cp_out[is_m * NSEG + seg, hv, b, vg + a] = s_frag[a, b]
         elif store_ht != 0 and is_last:
             if state_v_first != 0:
-                T.copy(s_frag, ht[n, hv, vg:vg + VH, 0:K])
+                T.copy(s_frag, ht[n, hv, vg:vg + rows, 0:K])
             else:
-                for a, b in T.Parallel(VH, K):
+                for a, b in T.Parallel(rows, K):
                     ht[n, hv, b, vg + a] = s_frag[a, b]
 
     @T.prim_func
@@ -282,6 +290,12 @@ def gdn_fwd_rs_sm90(
             sk1 = T.alloc_fragment((VH, SKW), accum)
             wt1 = T.alloc_fragment((VH, BT), dtype)
             o1 = T.alloc_fragment((VH, BT), accum)
+            # math_pair: both math warpgroups' fragments, 128 V rows (unused otherwise)
+            s_pr = T.alloc_fragment((BV, K), accum)
+            st_pr = T.alloc_fragment((BV, K), dtype)
+            sk_pr = T.alloc_fragment((BV, SKW), accum)
+            wt_pr = T.alloc_fragment((BV, BT), dtype)
+            o_pr = T.alloc_fragment((BV, BT), accum)
             x_frag = T.alloc_fragment((BT, KH), accum)  # a column half of X (X's warpgroup)
             if z_in_x:
                 p_frag = T.alloc_fragment((BT, BT), accum)  # Q K^T, Pg, Ag, then Z (X's warpgroup)
@@ -314,17 +328,28 @@ def gdn_fwd_rs_sm90(
             T.annotate_layout({v_s: make_swizzled_layout(v_s), o_s: make_swizzled_layout(o_s)})
             tx = T.get_thread_binding()
 
-            if tx < 128:
+            if math_pair and tx < 256:
+                # ---------------- the math warpgroups on one code path: S^T of the slice's 128 V rows
+                T.set_max_nreg(NREG_MATH, 1)
+                math_half(0, BV, T.GemmWarpPolicy.FullRow, c0, s_pr, st_pr, sk_pr, wt_pr, o_pr, q_s, k_s, v_s, zr_s,
+                          g_s, x_s, gam_s, gam2_s, o_s, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full,
+                          o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first,
+                          store_ht, emit_o, warmup, num_seqs)
+            # (with math_pair the two branches below are constant False: a branch under tx >= 256 and tx < 128 made
+            # TileLang 0.1.15's LegalizeNegativeIndex fail on the empty thread range)
+            elif not math_pair and tx < 128:
                 # ---------------- the math warpgroups: S^T of the slice's V rows [0, 64) (and [64, 128))
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(0, c0, s0, st0, sk0, wt0, o0, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full_kv,
-                          empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv,
-                          seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
-            elif NMATH == 2 and tx < 256:
+                math_half(0, VH, T.GemmWarpPolicy.Square, c0, s0, st0, sk0, wt0, o0, q_s, k_s, v_s, zr_s, g_s,
+                          x_s, gam_s, gam2_s, o_s, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full,
+                          o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first,
+                          store_ht, emit_o, warmup, num_seqs)
+            elif not math_pair and NMATH == 2 and tx < 256:
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(1, c0, s1, st1, sk1, wt1, o1, q_s, k_s, v_s, zr_s, g_s, x_s, gam_s, gam2_s, o_s, full_kv,
-                          empty_kv, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv,
-                          seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
+                math_half(1, VH, T.GemmWarpPolicy.Square, c0, s1, st1, sk1, wt1, o1, q_s, k_s, v_s, zr_s, g_s,
+                          x_s, gam_s, gam2_s, o_s, full_kv, empty_kv, full_qz, empty_qz, x_ready, x_free, o_full,
+                          o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first,
+                          store_ht, emit_o, warmup, num_seqs)
 
             elif tx < PT:
                 # ---------------- X's warpgroup: X = diag(r * beta) A^T K and the gates, a stage ahead of the math
