@@ -78,9 +78,10 @@ P_ARRIVALS = """                    T.barrier_arrive(empty_k[i % KS])  # K (SK, 
                     T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
 """
 P_PRODUCT = ("                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, "
-             "clear_accum=True)\n                    T.wait_wgmma(0)  # the update and Q K^T\n")
+             "clear_accum=True,\n                                 policy=ppol)\n"
+             "                    T.wait_wgmma(0)  # the update and Q K^T\n")
 
-R_PASS = """            for a, t in T.Parallel(VH, BT):
+R_PASS = """            for a, t in T.Parallel(rows, BT):
                 ut_frag[a, t] = u_frag[a, t]
                 wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
 """

@@ -195,27 +195,29 @@ def gdn_fwd_noprep_sm90(
             T.barrier_arrive(o_full[j % 2])
 
     @T.macro
-    def math_half(vh, c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, p_frag, q_s, k_s, v_s, g_s,
-                  ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz,
-                  empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
-                  state_v_first, store_ht, emit_o, warmup, num_seqs):
+    def math_half(vh, rows, pol, pw, ppol, c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, p_frag,
+                  q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_k, empty_k, full_v,
+                  empty_v, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m,
+                  n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs):
         """One math warpgroup's walk over the segment: S^T of the CTA's V rows [v0, v0 + 64), v0 = 64 * vh (V rows
-        c0 + v0 ... of the head)"""
+        c0 + v0 ... of the head), P's columns [pw vh, pw vh + pw) with p_split; with math_pair both warpgroups' walk
+        on one code path (vh = 0, rows = 128, the V-row products split by rows: pol; Q K^T by columns, pw = 64:
+        ppol, so that warpgroup w forms P's columns 32 w .. as p_split does)"""
         v0 = vh * VH
         vg = c0 + v0
         has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
         is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
         if warmup != 0:
-            for a, b in T.Parallel(VH, K):
+            for a, b in T.Parallel(rows, K):
                 s_frag[a, b] = T.if_then_else(is_m != 0 and vg + a == b, 1.0, 0.0)
         elif has_prev and n_iter > 0:
-            for a, b in T.Parallel(VH, K):
+            for a, b in T.Parallel(rows, K):
                 s_frag[a, b] = cp_h0[seg, hv, b, vg + a]
         elif use_h0 != 0 and n < num_seqs:
             if state_v_first != 0:
-                T.copy(h0[n, hv, vg:vg + VH, 0:K], s_frag)
+                T.copy(h0[n, hv, vg:vg + rows, 0:K], s_frag)
             else:
-                for a, b in T.Parallel(VH, K):
+                for a, b in T.Parallel(rows, K):
                     s_frag[a, b] = h0[n, hv, b, vg + a]
         else:
             T.clear(s_frag)
@@ -227,66 +229,69 @@ def gdn_fwd_noprep_sm90(
             T.copy(s_frag, st_frag)
             # SK = S~^T K^T (with sk_halves its first 32 columns)
             if sk_halves:
-                T.wgmma_gemm(st_frag, k_s[i % KS, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % KS, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True,
+                             policy=pol)
             else:
-                T.wgmma_gemm(st_frag, k_s[i % KS, :, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % KS, :, :], sk_frag, transpose_B=True, clear_accum=True, policy=pol)
             T.wait_wgmma(0)  # SK, and chunk i - 1's O2
             if i > 0:
-                release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, v0, emit_o, VH)
+                release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, v0, emit_o, rows)
             # O1 = S~^T Q^T, under W and U
             T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
-            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True)
+            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True, policy=pol)
             decay = gam_s[i % 2, BT - 1]
-            for a, b in T.Parallel(VH, K):
+            for a, b in T.Parallel(rows, K):
                 s_frag[a, b] *= decay
             # W^T = V^T - SK diag(gamma)
             T.barrier_wait(full_v[i % 2], (i // 2) % 2)
             if sk_halves:
-                for a, t in T.Parallel(VH, BT // 2):
+                for a, t in T.Parallel(rows, BT // 2):
                     wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
-                T.wgmma_gemm(st_frag, k_s[i % KS, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True)
+                T.wgmma_gemm(st_frag, k_s[i % KS, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True,
+                             policy=pol)
                 T.wait_wgmma(0)  # O1 and SK's second half
-                for a, t in T.Parallel(VH, BT // 2):
+                for a, t in T.Parallel(rows, BT // 2):
                     wt_frag[a, BT // 2 + t] = (v_s[i % 2, BT // 2 + t, v0 + a]
                                                - gam_s[i % 2, BT // 2 + t] * sk_frag[a, t])
             else:
-                for a, t in T.Parallel(VH, BT):
+                for a, t in T.Parallel(rows, BT):
                     wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
             T.barrier_arrive(empty_v[i % 2])  # V read (W^T)
             # U^T = W^T G^T
-            T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True)
+            T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True, policy=pol)
             T.wait_wgmma(0)  # O1 and U
             if not p_in_math:
                 T.barrier_arrive(empty_qz[i % 2])  # Q read (O1)
-            for a, t in T.Parallel(VH, BT):
+            for a, t in T.Parallel(rows, BT):
                 o_frag[a, t] *= gam2_s[i % 2, t]
-            for a, t in T.Parallel(VH, BT):
+            for a, t in T.Parallel(rows, BT):
                 ut_frag[a, t] = u_frag[a, t]
                 wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
             if x_free_early:
                 T.barrier_arrive(x_free[i % 2])  # G (U) and the gates (W^T, O1's scale, r) read
             # S^T += (U^T diag(r)) K
-            T.wgmma_gemm(wt_frag, k_s[i % KS, :, :], s_frag)
+            T.wgmma_gemm(wt_frag, k_s[i % KS, :, :], s_frag, policy=pol)
             if p_in_math:
                 if p_split:
                     # Q K^T against this warpgroup's half of the keys beside the update, then its half of P into
                     # the shared stage (chunk i - 2's O2 of both warpgroups read it: each completed at its first
                     # wait of chunk i - 1, ahead of that chunk's pair barrier)
-                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, PW * vh:PW * vh + PW, :], p_frag, transpose_B=True,
-                                 clear_accum=True)
+                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, pw * vh:pw * vh + pw, :], p_frag, transpose_B=True,
+                                 clear_accum=True, policy=ppol)
                     T.wait_wgmma(0)  # the update and Q K^T
-                    gate_p(p_frag, g_s, i % KS, scale, PW * vh, PW)
+                    gate_p(p_frag, g_s, i % KS, scale, pw * vh, pw)
                     T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
                     T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
-                    T.copy(p_frag, pm_s[i % 2, :, PW * vh:PW * vh + PW])
+                    T.copy(p_frag, pm_s[i % 2, :, pw * vh:pw * vh + pw])
                     T.fence_proxy_async()
                     T.sync_threads(MATH_PAIR_BARRIER, 256)  # both halves of P written before either product reads it
                     # O^T += U^T P^T, under the next chunk's S~ and SK
-                    T.wgmma_gemm(ut_frag, pm_s[i % 2, :, :], o_frag, transpose_B=True)
+                    T.wgmma_gemm(ut_frag, pm_s[i % 2, :, :], o_frag, transpose_B=True, policy=pol)
                 else:
                     # Q K^T beside the update, then P in this warpgroup's own buffer (chunk i - 1's O2 has read it: it
                     # completed at this chunk's first wait)
-                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True)
+                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True,
+                                 policy=ppol)
                     T.wait_wgmma(0)  # the update and Q K^T
                     gate_p(p_frag, g_s, i % KS, scale, 0, BT)
                     T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
@@ -295,108 +300,25 @@ def gdn_fwd_noprep_sm90(
                     T.fence_proxy_async()
                     T.sync_threads(MATH_BARRIER + vh, 128)  # the warpgroup's P whole before its product reads it
                     # O^T += U^T P^T, under the next chunk's S~ and SK
-                    T.wgmma_gemm(ut_frag, pm_s[vh, :, :], o_frag, transpose_B=True)
+                    T.wgmma_gemm(ut_frag, pm_s[vh, :, :], o_frag, transpose_B=True, policy=pol)
             else:
                 T.wait_wgmma(0)  # the update
                 T.barrier_arrive(empty_k[i % KS])  # K read (SK, the update)
                 # O^T += U^T P^T, under the next chunk's S~ and SK
-                T.wgmma_gemm(ut_frag, pg_s[i % 2, :, :], o_frag, transpose_B=True)
+                T.wgmma_gemm(ut_frag, pg_s[i % 2, :, :], o_frag, transpose_B=True, policy=pol)
         T.wait_wgmma(0)
         if n_iter > 0:
-            release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, v0, emit_o, VH)
+            release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, v0, emit_o, rows)
         if warmup != 0:
             if n_iter > 0:
-                for a, b in T.Parallel(VH, K):
+                for a, b in T.Parallel(rows, K):
                     cp_out[is_m * NSEG + seg, hv, b, vg + a] = s_frag[a, b]
         elif store_ht != 0 and is_last:
             if state_v_first != 0:
-                T.copy(s_frag, ht[n, hv, vg:vg + VH, 0:K])
+                T.copy(s_frag, ht[n, hv, vg:vg + rows, 0:K])
             else:
-                for a, b in T.Parallel(VH, K):
+                for a, b in T.Parallel(rows, K):
                     ht[n, hv, b, vg + a] = s_frag[a, b]
-
-    @T.macro
-    def math_both(c0, s_frag, st_frag, sk_frag, wt_frag, u_frag, ut_frag, o_frag, p_frag, q_s, k_s, v_s, g_s, ga_s,
-                  pm_s, gam_s, gam2_s, r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready,
-                  x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0,
-                  state_v_first, store_ht, emit_o, warmup, num_seqs):
-        """math_half's walk for both math warpgroups on one code path (math_pair): the fragments hold the slice's 128
-        V rows, the V-row products split by rows (warpgroup w takes rows 64 w ..), P's product by columns (warpgroup
-        w forms P's columns 32 w ..: p_split)"""
-        has_prev = flags % 2 == 1
-        is_last = (flags // 2) % 2 == 1
-        if warmup != 0:
-            for a, b in T.Parallel(BV, K):
-                s_frag[a, b] = T.if_then_else(is_m != 0 and c0 + a == b, 1.0, 0.0)
-        elif has_prev and n_iter > 0:
-            for a, b in T.Parallel(BV, K):
-                s_frag[a, b] = cp_h0[seg, hv, b, c0 + a]
-        elif use_h0 != 0 and n < num_seqs:
-            if state_v_first != 0:
-                T.copy(h0[n, hv, c0:c0 + BV, 0:K], s_frag)
-            else:
-                for a, b in T.Parallel(BV, K):
-                    s_frag[a, b] = h0[n, hv, b, c0 + a]
-        else:
-            T.clear(s_frag)
-        for i in T.serial(n_iter):
-            T.barrier_wait(full_k[i % KS], (i // KS) % 2)
-            T.barrier_wait(x_ready[i % 2], (i // 2) % 2)  # G and the gates of chunk i
-            T.copy(s_frag, st_frag)
-            T.wgmma_gemm(st_frag, k_s[i % KS, 0:BT // 2, :], sk_frag, transpose_B=True, clear_accum=True,
-                         policy=T.GemmWarpPolicy.FullRow)
-            T.wait_wgmma(0)  # SK's first half, and chunk i - 1's O2
-            if i > 0:
-                release_chunk(o_frag, o_s, x_free, o_full, o_free, i - 1, 0, emit_o, BV)
-            T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
-            T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True,
-                         policy=T.GemmWarpPolicy.FullRow)
-            decay = gam_s[i % 2, BT - 1]
-            for a, b in T.Parallel(BV, K):
-                s_frag[a, b] *= decay
-            T.barrier_wait(full_v[i % 2], (i // 2) % 2)
-            for a, t in T.Parallel(BV, BT // 2):
-                wt_frag[a, t] = v_s[i % 2, t, a] - gam_s[i % 2, t] * sk_frag[a, t]
-            T.wgmma_gemm(st_frag, k_s[i % KS, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True,
-                         policy=T.GemmWarpPolicy.FullRow)
-            T.wait_wgmma(0)  # O1 and SK's second half
-            for a, t in T.Parallel(BV, BT // 2):
-                wt_frag[a, BT // 2 + t] = v_s[i % 2, BT // 2 + t, a] - gam_s[i % 2, BT // 2 + t] * sk_frag[a, t]
-            T.barrier_arrive(empty_v[i % 2])  # V read (W^T), both warpgroups
-            T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True,
-                         policy=T.GemmWarpPolicy.FullRow)
-            T.wait_wgmma(0)  # O1 and U
-            for a, t in T.Parallel(BV, BT):
-                o_frag[a, t] *= gam2_s[i % 2, t]
-            for a, t in T.Parallel(BV, BT):
-                ut_frag[a, t] = u_frag[a, t]
-                wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
-            T.barrier_arrive(x_free[i % 2])  # G (U) and the gates (W^T, O1's scale, r) read
-            T.wgmma_gemm(wt_frag, k_s[i % KS, :, :], s_frag, policy=T.GemmWarpPolicy.FullRow)
-            # Q K^T beside the update, warpgroup w its columns 32 w .. (the product split by columns)
-            T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True,
-                         policy=T.GemmWarpPolicy.FullCol)
-            T.wait_wgmma(0)  # the update and Q K^T
-            gate_p(p_frag, g_s, i % KS, scale, 0, BT)
-            T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read
-            T.barrier_arrive(empty_qz[i % 2])  # Q read (O1, Q K^T)
-            T.copy(p_frag, pm_s[i % 2, :, :])
-            T.fence_proxy_async()
-            T.sync_threads(MATH_PAIR_BARRIER, 256)  # both halves of P written before either product reads it
-            T.wgmma_gemm(ut_frag, pm_s[i % 2, :, :], o_frag, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-        T.wait_wgmma(0)
-        if n_iter > 0:
-            release_chunk(o_frag, o_s, x_free, o_full, o_free, n_iter - 1, 0, emit_o, BV)
-        if warmup != 0:
-            if n_iter > 0:
-                for a, b in T.Parallel(BV, K):
-                    cp_out[is_m * NSEG + seg, hv, b, c0 + a] = s_frag[a, b]
-        elif store_ht != 0 and is_last:
-            if state_v_first != 0:
-                T.copy(s_frag, ht[n, hv, c0:c0 + BV, 0:K])
-            else:
-                for a, b in T.Parallel(BV, K):
-                    ht[n, hv, b, c0 + a] = s_frag[a, b]
 
     @T.prim_func
     def gdn_fwd_noprep(
@@ -532,28 +454,27 @@ def gdn_fwd_noprep_sm90(
             if math_pair and tx < 256:
                 # ---------------- the math warpgroups on one code path: S^T of the slice's 128 V rows
                 T.set_max_nreg(NREG_MATH, 1)
-                math_both(c0, s_pr, st_pr, sk_pr, wt_pr, u_pr, ut_pr, o_pr, pm_pr, q_s, k_s, v_s, g_s, ga_s, pm_s,
-                          gam_s, gam2_s, r_s, o_s, scale, full_k, empty_k, full_v, empty_v, full_qz, empty_qz,
-                          x_ready, x_free, o_full, o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags,
-                          use_h0, state_v_first, store_ht, emit_o, warmup, num_seqs)
+                math_half(0, BV, T.GemmWarpPolicy.FullRow, BT, T.GemmWarpPolicy.FullCol, c0, s_pr, st_pr, sk_pr,
+                          wt_pr, u_pr, ut_pr, o_pr, pm_pr, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s, gam2_s, r_s,
+                          o_s, scale, full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free, o_full,
+                          o_free, h0, cp_h0, cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first,
+                          store_ht, emit_o, warmup, num_seqs)
             # (with math_pair the two branches below are constant False: a branch under tx >= 256 and tx < 128 made
             # TileLang 0.1.15's LegalizeNegativeIndex fail on the empty thread range)
             elif not math_pair and tx < 128:
                 # ---------------- the math warpgroups: S^T of the slice's V rows [0, 64) (and [64, 128))
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(0, c0, s0, st0, sk0, wt0, u0, ut0, o0, pm0, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
-                          gam2_s, r_s, o_s, scale,
-                          full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
-                          cp_h0, cp_out,
-                          ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
+                math_half(0, VH, T.GemmWarpPolicy.Square, PW, T.GemmWarpPolicy.Square, c0, s0, st0, sk0, wt0, u0, ut0,
+                          o0, pm0, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_k,
+                          empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0,
+                          cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                           num_seqs)
             elif not math_pair and NMATH == 2 and tx < 256:
                 T.set_max_nreg(NREG_MATH, 1)
-                math_half(1, c0, s1, st1, sk1, wt1, u1, ut1, o1, pm1, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s,
-                          gam2_s, r_s, o_s, scale,
-                          full_k, empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0,
-                          cp_h0, cp_out,
-                          ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
+                math_half(1, VH, T.GemmWarpPolicy.Square, PW, T.GemmWarpPolicy.Square, c0, s1, st1, sk1, wt1, u1, ut1,
+                          o1, pm1, q_s, k_s, v_s, g_s, ga_s, pg_s, pm_s, gam_s, gam2_s, r_s, o_s, scale, full_k,
+                          empty_k, full_v, empty_v, full_qz, empty_qz, x_ready, x_free, o_full, o_free, h0, cp_h0,
+                          cp_out, ht, hv, seg, n, is_m, n_iter, flags, use_h0, state_v_first, store_ht, emit_o, warmup,
                           num_seqs)
 
             elif tx < PT:
