@@ -41,6 +41,7 @@ from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_o_walk, zero_padding_tail
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
+from common.state_walk import load_start_state, store_end_state
 from common.unit_lower_inverse import diag8_blocks, mma_level1_merge, tc_level2_merge
 from common.walk_dims import walk_dims
 
@@ -134,20 +135,8 @@ def gdn_fwd_rs_sm90(
         vg = c0 + v0
         has_prev = flags % 2 == 1  # start from cp_h0: not the sequence's first segment
         is_last = (flags // 2) % 2 == 1  # the sequence's last segment stores the final state
-        if warmup != 0:
-            for a, b in T.Parallel(rows, K):
-                s_frag[a, b] = T.if_then_else(is_m != 0 and vg + a == b, 1.0, 0.0)
-        elif has_prev and n_iter > 0:
-            for a, b in T.Parallel(rows, K):
-                s_frag[a, b] = cp_h0[seg, hv, b, vg + a]
-        elif use_h0 != 0 and n < num_seqs:
-            if state_v_first != 0:
-                T.copy(h0[n, hv, vg:vg + rows, 0:K], s_frag)
-            else:
-                for a, b in T.Parallel(rows, K):
-                    s_frag[a, b] = h0[n, hv, b, vg + a]
-        else:
-            T.clear(s_frag)
+        load_start_state(s_frag, rows, K, vg, hv, seg, n, is_m, n_iter, has_prev, warmup, use_h0, num_seqs,
+                         state_v_first, h0, cp_h0)
         # Every product is issued on every path (O's too when no o is stored: its results are dropped), and every
         # wait is a wait for all: ptxas serializes every wgmma of the kernel (C7514) where an accumulator is read
         # after a partial wait that follows a group left in flight across the loop's back edge. The chain needs SK
@@ -195,16 +184,8 @@ def gdn_fwd_rs_sm90(
         T.wait_wgmma(0)
         if n_iter > 0:
             release_chunk(o_frag, o_s, empty_kv, empty_qz, x_free, o_full, o_free, n_iter - 1, v0, emit_o, rows)
-        if warmup != 0:
-            if n_iter > 0:
-                for a, b in T.Parallel(rows, K):
-                    cp_out[is_m * NSEG + seg, hv, b, vg + a] = s_frag[a, b]
-        elif store_ht != 0 and is_last:
-            if state_v_first != 0:
-                T.copy(s_frag, ht[n, hv, vg:vg + rows, 0:K])
-            else:
-                for a, b in T.Parallel(rows, K):
-                    ht[n, hv, b, vg + a] = s_frag[a, b]
+        store_end_state(s_frag, rows, K, vg, hv, seg, n, is_m, n_iter, is_last, warmup, store_ht, state_v_first, NSEG,
+                        cp_out, ht)
 
     @T.prim_func
     def gdn_fwd_rs(
