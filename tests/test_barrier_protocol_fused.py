@@ -32,7 +32,8 @@ def test_every_role_and_barrier_is_read():
 
 
 @pytest.mark.parametrize("flags", [{}, {"hold_gamma": False}, {"dl_in_wk": False},
-                                   {"dl_in_wk": False, "hold_gamma": False}, {"dq_after_da": True}])
+                                   {"dl_in_wk": False, "hold_gamma": False}, {"dq_after_da": True},
+                                   {"dq_fold": True}, {"dq_fold": True, "dq_after_da": True}])
 @pytest.mark.parametrize("chunks", [1, 2, 3, 6])
 def test_no_schedule_hangs_races_or_misreads_a_phase(chunks, flags):
     assert check(KERNEL, chunks, 1, runs=150, flags=flags) == []

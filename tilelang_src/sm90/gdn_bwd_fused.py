@@ -90,6 +90,12 @@ def gdn_bwd_fused_sm90(
     # 4). Per chunk 4 stores and gate_e's fragment-layout load against 1 transposed read; under Nsight Compute
     # (row_pad 4, (32, 32) 1x32768) the stores' 2-way conflicts were 10.5M of 178.9M shared wavefronts
     row_pad: int = 4,
+    # dQ's state part, scale * gamma * (dO S0^T), formed first in dQ's own accumulator (its row products with Q summed
+    # there, in two BT-column halves through ma), then dP K accumulated onto it: no second BT x K fp32 accumulator in
+    # WA (64 registers per thread), whose live fragments at dQ (P, Gamma, dQ and that one: 192 registers) are more
+    # than its 168, and S0 and dO released before dP K. nvcc 13.0: WA's main loop reloaded 84 spilled words and
+    # stored 39 per chunk (the kernel 744 bytes of spill stores, 1004 of loads)
+    dq_fold: bool = False,
     # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
     # the stream finishes; every global access waits for that one's completion
     pdl: bool = False,
@@ -98,6 +104,7 @@ def gdn_bwd_fused_sm90(
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
     assert dl_in_wk or not dq_after_da, "dq_after_da reorders the dl_in_wk hand-off (WA's chunk ends with dA)"
     assert K == 2 * BT or not hs_gemm, "hs_gemm's products take S0 and dS~ in two blocks of BT rows"
+    assert K == 2 * BT or not dq_fold, "dq_fold sums dQ's row products with Q in two halves of BT columns"
     n_hs = BT if hs_gemm else K // 4  # partial sums of <S0, dS~> that WK writes (the fold: four row quarters first)
     num_tokens = T.dynamic("num_tokens")
     HV = T.dynamic("num_v_heads")  # == the number of qk-heads (one v-head per group)
@@ -305,18 +312,34 @@ def gdn_bwd_fused_sm90(
                     T.barrier_arrive(bar_dp[0])
                     # ---- dQ = dP K + scale * gamma * (dO S0^T); the state part's row products with Q (a gate). The
                     # last reads of dO and S0 here
-                    T.gemm(dp_s, k_s, dqf, clear_accum=True)
-                    T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
-                    T.barrier_arrive(h_free[0])
-                    T.barrier_arrive(do_read[0])
-                    for r, c in T.Parallel(BT, K):
-                        acc_a[r, c] *= scale * gam_a[r]
-                    for r, c in T.Parallel(BT, K):
-                        dqf[r, c] += acc_a[r, c]
-                        acc_a[r, c] = acc_a[r, c] * q_s[r, c]
+                    if dq_fold:
+                        T.gemm(do_s, h_s, dqf, transpose_B=True, clear_accum=True)
+                        T.barrier_arrive(h_free[0])
+                        T.barrier_arrive(do_read[0])
+                        for r, c in T.Parallel(BT, K):
+                            dqf[r, c] *= scale * gam_a[r]
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = dqf[r, c] * q_s[r, c]
+                        T.reduce_sum(ma, rows_a, dim=1)
+                        for r, c in T.Parallel(BT, BT):
+                            ma[r, c] = dqf[r, c + BT] * q_s[r, c + BT]
+                        T.reduce_sum(ma, rows_ac, dim=1)
+                        for r in T.Parallel(BT):
+                            rows_a[r] += rows_ac[r]
+                        T.gemm(dp_s, k_s, dqf)
+                    else:
+                        T.gemm(dp_s, k_s, dqf, clear_accum=True)
+                        T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
+                        T.barrier_arrive(h_free[0])
+                        T.barrier_arrive(do_read[0])
+                        for r, c in T.Parallel(BT, K):
+                            acc_a[r, c] *= scale * gam_a[r]
+                        for r, c in T.Parallel(BT, K):
+                            dqf[r, c] += acc_a[r, c]
+                            acc_a[r, c] = acc_a[r, c] * q_s[r, c]
+                        T.reduce_sum(acc_a, rows_a, dim=1)
                     if dq_after_da:
                         T.copy(dqf, dq_r)
-                    T.reduce_sum(acc_a, rows_a, dim=1)
                     T.barrier_wait(sums_read[0], (i + 1) % 2)
                     for r in T.Parallel(BT):
                         gq_s[r] = rows_a[r]
