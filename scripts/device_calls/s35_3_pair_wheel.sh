@@ -4,8 +4,9 @@
 # row with math_pair, a branch commit), carried as .carry/ab/COMMIT.zip. (1) o and the final state of each wheel on
 # the same inputs, compared bit for bit (op_outputs.py; the same products, so they should be equal); (2) the op's
 # forward alone, one process per wheel in the order base, pair, base again (the drift), at (32, 32) (prep-free by
-# default) and at groups of v-heads with FLASHQLA_FWD_NOPREP=1; (3) the pair wheel's forward GPU tests; (4) the
-# register-operand forward's math_pair (ablate.py, JIT; needs .carry/peers.tar.xz) if time is left. About 450 s.
+# default) and at groups of v-heads with FLASHQLA_FWD_NOPREP=1; (3) the pair wheel's forward GPU tests; (4) at the
+# single-sequence shapes the plan's 64-wide prep path against 128 forced (the prep-free kernel with context
+# parallelism), both wheels. No peers needed. About 420 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
@@ -23,7 +24,7 @@ AB_TIMEOUT=80 ab_runs fwd "32,32 16,32 8,32" "8192x4 4096x8 2048x4 1024x8 1x8192
   base=/tmp/site_56d3a2f:FLASHQLA_FWD_NOPREP=1 pair=/tmp/site_d924ea0:FLASHQLA_FWD_NOPREP=1 \
   base_again=/tmp/site_56d3a2f:FLASHQLA_FWD_NOPREP=1
 run_pytest "$OUT/pytest_pair.log" 200 "gpu" tests/test_prefill_gpu.py tests/test_gdn_fwd_gpu.py tests/test_cp_gpu.py
-mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
-PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 100 python3 benchmarks/ablate.py --kernels fwdrs128er fwdrs128erp \
-  --variants cur --heads 32,32 --tokens 8192 --rounds 3 > "$OUT/ablate_rs_pair.log" 2>&1
-echo "ablate rc=$?"; grep -v "TileLang\|^$" "$OUT/ablate_rs_pair.log" | tail -6 | cut -c1-160
+# the 64-wide prep path's shapes (single sequences, two long ones), where FlashQLA led in the 34th session: the
+# plan's width (64 there) against 128 forced, which takes the prep-free kernel with context parallelism
+AB_TIMEOUT=80 ab_runs fwd "32,32 16,16" "1x8192 1x2048 1x32768 16384+16384 4096+4096" d=/tmp/site_56d3a2f \
+  w128=/tmp/site_56d3a2f:FLASHQLA_FWD_BLOCK_V=128 w128pair=/tmp/site_d924ea0:FLASHQLA_FWD_BLOCK_V=128
