@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Thirty-fifth session, the device budget nearly spent on machine starts that failed: s35_4 (the fused backward's
-# dq_fold and register splits, JIT) then the shortest form of s35_3 (math_pair's wheel against the shipped one:
+# Thirty-fifth session, the device budget nearly spent on machine starts that failed: s35_4 at (32, 32) only, 3 rounds (the
+# fused backward's dq_fold and register splits, JIT) then the shortest form of s35_3 (math_pair's wheel against the shipped one:
 # outputs bit for bit, then the op's forward at (32, 32), base / pair / base again). Carry .carry/ab and
-# .carry/peers.tar.xz. About 330 s.
+# .carry/peers.tar.xz. About 250 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-bash scripts/device_calls/s35_4_dq_fold.sh
+mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/fused_bwd_check.py --heads 32 \
+  --mixes 8192x4 1024x8 --rounds 3 --params "dict(row_pad=8)" "dict(row_pad=8, dq_fold=True)" \
+  "dict(row_pad=8, dq_fold=True, regs=(160, 168, 160, 24))" "dict(row_pad=8, dq_fold=True, regs=(152, 176, 160, 24))" \
+  > "$OUT/dq_fold.log" 2>&1
+echo "fused check rc=$?"; grep -v "TileLang\|^$" "$OUT/dq_fold.log" | tail -13
 . scripts/device_calls/common.sh
 install_ab_wheel 56d3a2f
 install_ab_wheel d924ea0
