@@ -185,8 +185,14 @@ EXTRA_PROGRAMS = {
              # Its fp32 C x C buffer's rows padded by 8 floats (row_pad: fragment stores conflict-free): 1.000x /
              # 0.989x the time at (32, 32) 8192x4 / 1024x8, 0.996x / 0.995x at (16, 16) (fused_bwd_check.py,
              # benchmarks/results/H200_row_pad.md)
+             # dQ's state part formed in dQ's own accumulator and dP K accumulated onto it (dq_fold: WA's loop spilled
+             # 84 words and stored 39 per chunk, now none), and 8 of WA's registers given to WK (WK's spills per chunk
+             # 54 / 43 -> 36 / 26): H100, fused_bwd_check.py, (32, 32) 1690 -> 1586 us at 8192x4, 494 -> 453 at
+             # 1024x8; dq within 1.7e-3 of the pair's largest (was bit-equal: the same products added in another
+             # order), the other outputs unchanged (35th session, benchmarks/results/s35/README.md)
              ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
-              dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8), (("gmax", 1),)),
+              dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8, dq_fold=True,
+                   regs=(160, 168, 160, 24)), (("gmax", 1),)),
              # the forward with the state as the register operand (S^T in one or two math warpgroups, no shared-memory
              # round trip and no barrier between warpgroups on the chain; docs/fwd_rs.md): its own launcher table, the
              # forward's main pass where FLASHQLA_FWD_RS=1 (csrc/ops/dispatch.h fwd_rs_requested). Registers at BV =
@@ -217,11 +223,15 @@ EXTRA_PROGRAMS = {
              # H100, noprep_check: M's and G's 0/1 masks dropped (m_nomask, g_nomask: ptxas hoisted the masks out of
              # the auxiliary warpgroup's loop and spilled around them; 23 spill reloads per chunk -> 1 with l2_shfl),
              # o and the final state bitwise equal: 0.594 -> 0.567 at 8192x4, 0.607 -> 0.572 at 4096x8, 0.173 ->
-             # 0.169 at 2048x4, 0.557 -> 0.481 at 8192x1 (m_nomask alone 0.575 / 0.578 / 0.170 / 0.487)
+             # 0.169 at 2048x4, 0.557 -> 0.481 at 8192x1 (m_nomask alone 0.575 / 0.578 / 0.170 / 0.487). 35th session,
+             # H100: both math warpgroups on one code path (math_pair: 12,560 -> 10,376 SASS instructions; instruction
+             # fetch was the stall common to every role), o and the final state bitwise equal in the op at seven
+             # shapes (context parallelism and partial chunks among them); the op's forward (CUDA graphs) 0.556 ->
+             # 0.521 ms at 8192x4, 0.550 -> 0.535 at 4096x8, 0.165 -> 0.154 at 2048x4, 0.185 -> 0.182 at 1024x8
              ("gdn_fwd_noprep", "sm90.gdn_fwd_noprep", "gdn_fwd_noprep_sm90",
               dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True, k_stages=3,
                    x_free_early=True, p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
-                   g_nomask=True),
+                   g_nomask=True, math_pair=True),
               (("bv", 128),))],
 }
 
