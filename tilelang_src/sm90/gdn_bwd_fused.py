@@ -94,7 +94,9 @@ def gdn_bwd_fused_sm90(
     # there, in two BT-column halves through ma), then dP K accumulated onto it: no second BT x K fp32 accumulator in
     # WA (64 registers per thread), whose live fragments at dQ (P, Gamma, dQ and that one: 192 registers) are more
     # than its 168, and S0 and dO released before dP K. nvcc 13.0: WA's main loop reloaded 84 spilled words and
-    # stored 39 per chunk (the kernel 744 bytes of spill stores, 1004 of loads)
+    # stored 39 per chunk (the kernel 744 bytes of spill stores, 1004 of loads), with it none. H100
+    # (benchmarks/fused_bwd_check.py, benchmarks/results/s35/README.md), (32, 32): 1690 -> 1612 us at 8192x4, 494 ->
+    # 467 at 1024x8; with regs (160, 168, 160, 24) 1586 / 453 (the variants row's)
     dq_fold: bool = False,
     # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
     # the stream finishes; every global access waits for that one's completion
