@@ -54,3 +54,29 @@ def gemm_state_sums(h_s, dh_s, acc, hs_s, st, BT):
     for r, c in T.Parallel(BT, BT):
         if r == c:
             hs_s[st, r] = acc[r, c]
+
+
+@T.macro
+def add_state_part(dqf, acc, q_s, gam, scale, rows, BT, K):
+    """dQ's state part scaled into place and added: acc = dO S0^T ([BT, K] fp32) becomes scale * gam_r * acc, dqf += it,
+    and rows[r] <- sum_c of it * Q[r, c] (the gate's row sums; acc is left holding the products)."""
+    for r, c in T.Parallel(BT, K):
+        acc[r, c] *= scale * gam[r]
+    for r, c in T.Parallel(BT, K):
+        dqf[r, c] += acc[r, c]
+        acc[r, c] = acc[r, c] * q_s[r, c]
+    T.reduce_sum(acc, rows, dim=1)
+
+
+@T.macro
+def row_products_by_halves(x, q_s, tmp, rows, rows2, BT):
+    """rows[r] <- sum_c x[r, c] * Q[r, c] over x's 2 BT columns ([BT, 2 BT] fp32, Q bf16 in shared memory), one BT-column
+    half at a time through the BT x BT fragment tmp (whose layout shares x's rows); rows2 holds the second half's."""
+    for r, c in T.Parallel(BT, BT):
+        tmp[r, c] = x[r, c] * q_s[r, c]
+    T.reduce_sum(tmp, rows, dim=1)
+    for r, c in T.Parallel(BT, BT):
+        tmp[r, c] = x[r, c + BT] * q_s[r, c + BT]
+    T.reduce_sum(tmp, rows2, dim=1)
+    for r in T.Parallel(BT):
+        rows[r] += rows2[r]

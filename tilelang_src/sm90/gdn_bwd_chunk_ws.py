@@ -39,7 +39,7 @@ import tilelang.language as T
 
 from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, scale_gamma
 from common.chunk_load import load_tile
-from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums
+from common.chunk_sums import add_state_part, add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums
 from common.chunk_store import store_chunk_rows
 from common.grid_dependency import grid_dependency
 from common.seq_index import chunk_of_slot, chunk_rows
@@ -396,12 +396,7 @@ def gdn_bwd_chunk_ws_sm90(
                         T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(h_free[0])
                     T.barrier_arrive(do_free[0])
-                    for r, c in T.Parallel(BT, K):
-                        acc_a[r, c] *= scale * gam_a[r]
-                    for r, c in T.Parallel(BT, K):
-                        dqf[r, c] += acc_a[r, c]
-                        acc_a[r, c] = acc_a[r, c] * q_s[r, c]
-                    T.reduce_sum(acc_a, rows_a, dim=1)
+                    add_state_part(dqf, acc_a, q_s, gam_a, scale, rows_a, BT, K)
                     for r in T.Parallel(BT):
                         gq_s[r] = rows_a[r]
                     if dq_early:

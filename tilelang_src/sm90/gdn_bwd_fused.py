@@ -38,7 +38,8 @@ import tilelang.language as T
 from common.chunk_gates import col_sums, form_gamma, gate_a, gate_e, lower_dl, scale_gamma
 from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
-from common.chunk_sums import add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums
+from common.chunk_sums import (add_state_part, add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums,
+                               row_products_by_halves)
 from common.grid_dependency import grid_dependency
 from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
@@ -320,26 +321,14 @@ def gdn_bwd_fused_sm90(
                         T.barrier_arrive(do_read[0])
                         for r, c in T.Parallel(BT, K):
                             dqf[r, c] *= scale * gam_a[r]
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = dqf[r, c] * q_s[r, c]
-                        T.reduce_sum(ma, rows_a, dim=1)
-                        for r, c in T.Parallel(BT, BT):
-                            ma[r, c] = dqf[r, c + BT] * q_s[r, c + BT]
-                        T.reduce_sum(ma, rows_ac, dim=1)
-                        for r in T.Parallel(BT):
-                            rows_a[r] += rows_ac[r]
+                        row_products_by_halves(dqf, q_s, ma, rows_a, rows_ac, BT)
                         T.gemm(dp_s, k_s, dqf)
                     else:
                         T.gemm(dp_s, k_s, dqf, clear_accum=True)
                         T.gemm(do_s, h_s, acc_a, transpose_B=True, clear_accum=True)
                         T.barrier_arrive(h_free[0])
                         T.barrier_arrive(do_read[0])
-                        for r, c in T.Parallel(BT, K):
-                            acc_a[r, c] *= scale * gam_a[r]
-                        for r, c in T.Parallel(BT, K):
-                            dqf[r, c] += acc_a[r, c]
-                            acc_a[r, c] = acc_a[r, c] * q_s[r, c]
-                        T.reduce_sum(acc_a, rows_a, dim=1)
+                        add_state_part(dqf, acc_a, q_s, gam_a, scale, rows_a, BT, K)
                     if dq_after_da:
                         T.copy(dqf, dq_r)
                     T.barrier_wait(sums_read[0], (i + 1) % 2)
