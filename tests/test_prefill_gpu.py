@@ -1,11 +1,11 @@
 """flashqla::gdn_prefill on the GPU (sm90 family). It runs the forward without the chunk prep
 (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and Q K^T formed in the kernel) where the plan
-runs the 128-wide V slice, with or without context parallelism, by default with one v-head per qk-head only
-(FLASHQLA_FWD_NOPREP=1: any group, 0: never); elsewhere the chunk prep and the fused forward. Checked against the
+runs the 128-wide V slice, with or without context parallelism, at any group of v-heads per qk-head
+(FLASHQLA_FWD_NOPREP=0: never); elsewhere the chunk prep and the fused forward. Checked against the
 float64 reference and against gdn_fwd on the same inputs on the shapes whose code paths differ (partial chunks,
 sequences of length 0 and 1, a padding tail, initial and final states in both layouts, fp16, strong and absent decay,
 gates that grow, forced context parallelism with warm-up and the exact fallback); a profiler run checks which kernels
-ran, also where the plan falls back (the 64-wide slice, a group of two v-heads). chunk_gated_delta_rule under
+ran, also where the plan falls back (the 64-wide slice). chunk_gated_delta_rule under
 torch.no_grad goes through it.
 
 Outputs are NaN-poisoned before every kernel run (conftest sets FLASHQLA_POISON_OUTPUTS).
@@ -138,19 +138,21 @@ def test_noprep_cp_matches_reference_and_prep(case, gate, state_v_first, monkeyp
 
 
 @needs_noprep
-@pytest.mark.parametrize("H, HV, runs", [(8, 8, True), (4, 8, False)], ids=["group 1", "group 2"])
-def test_noprep_default_is_group_one(H, HV, runs, monkeypatch):
-    """FLASHQLA_FWD_NOPREP unset: the kernel where every qk-head has one v-head (and the plan allows it), the chunk
-    prep elsewhere; correct either way."""
+@pytest.mark.parametrize("H, HV, block_v, runs", [(8, 8, "128", True), (4, 8, "128", True), (2, 8, "128", True),
+                                                  (4, 8, "64", False)],
+                         ids=["group 1", "group 2", "group 4", "group 2 at BV 64"])
+def test_noprep_default_any_group(H, HV, block_v, runs, monkeypatch):
+    """FLASHQLA_FWD_NOPREP unset: the kernel at any group of v-heads per qk-head where the plan takes the 128-wide
+    slice, the chunk prep where it takes the 64-wide one; correct either way."""
     lengths = [700, 64, 1]
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, sum(lengths), H, HV, device=DEV, N=len(lengths))
     o_ref, ht_ref = forward_reference(p, cu, lengths)
     out = {}
-    names = kernels_of(lambda: out.__setitem__("o", prefill(p, cu, lengths, monkeypatch, None)))
+    names = kernels_of(lambda: out.__setitem__("o", prefill(p, cu, lengths, monkeypatch, None, block_v=block_v)))
     assert any("gdn_fwd_noprep" in n for n in names) == runs, names
     assert any("gdn_chunk_prep" in n for n in names) != runs, names
-    check_packed_forward(out["o"], o_ref, ht_ref, p["initial_state"], lengths, f"default H={H} HV={HV}")
+    check_packed_forward(out["o"], o_ref, ht_ref, p["initial_state"], lengths, f"default H={H} HV={HV} BV={block_v}")
 
 
 @needs_noprep

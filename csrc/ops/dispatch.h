@@ -77,8 +77,9 @@ inline bool fwd_rs_requested() {
 
 // FLASHQLA_FWD_NOPREP (read on every call): where flashqla::gdn_prefill runs the forward without the chunk prep
 // (tilelang_src/sm90/gdn_fwd_noprep.py), which it can where the forward's plan has one segment per sequence at the
-// 128-wide V slice: 1 there, 0 never, unset (-1 here) there with one v-head per qk-head only (measured faster at
-// (32, 32); at (16, 32) a tie: docs/fwd_noprep.md)
+// 128-wide V slice: 1 or unset (-1 here) there, 0 never. Since math_pair (e5993f3) at any group of v-heads per qk-head
+// (measured 0.80-0.92x the prep path's time at (16, 32), (8, 32), (16, 64) on an H100, 36th session; before it only
+// one v-head per qk-head was faster: docs/fwd_noprep.md)
 inline int fwd_noprep_setting() {
   const char* s = std::getenv("FLASHQLA_FWD_NOPREP");
   if (s == nullptr || s[0] == '\0') return -1;

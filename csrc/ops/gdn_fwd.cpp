@@ -58,8 +58,8 @@ Tensor chunk_decays(const char* op, const GdnDims& d, const Tensor& g, const Ten
 
 // The forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and the
 // intra-chunk scores formed in the kernel, nothing but o and the final state written) where the forward's plan runs
-// the 128-wide V slice and FLASHQLA_FWD_NOPREP allows it (dispatch.h fwd_noprep_setting: by default with one v-head
-// per qk-head). With context parallelism the same kernel runs the warm-up pass (every segment's end state from
+// the 128-wide V slice and FLASHQLA_FWD_NOPREP allows it (dispatch.h fwd_noprep_setting: by default at every group
+// size). With context parallelism the same kernel runs the warm-up pass (every segment's end state from
 // zero, and the transition matrices of the segments whose decay does not reach the plan's threshold), the correction
 // walk chains them, and the main pass starts each segment from its corrected state, as launch_fused_fwd does with the
 // prep's kernels; the plan's decays come from chunk_decays. Returns false, having launched nothing, where it does not
@@ -69,7 +69,7 @@ bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const 
                        const std::optional<Tensor>& initial_state, double scale, bool state_v_first, Tensor& o,
                        Tensor* final_state, int64_t cp_segment_chunks, void* stream) {
   const int setting = fwd_noprep_setting();
-  if (setting == 0 || (setting < 0 && group_size(d) != 1)) return false;
+  if (setting == 0) return false;
   const auto* np = find_variant_or_null(gdn_fwd_noprep_variants, d.device, dtype_key(d.dtype), 128);
   const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
   if (np == nullptr || wide == nullptr) return false;
