@@ -38,13 +38,14 @@ def test_every_family_has_the_same_kernels_and_keys():
     # a further variant is another key of a kernel every family has (the op layer falls back to the common one), or
     # of a kernel only some families have, which the op layer uses where the build has it (FLASHQLA_HAS_<KERNEL>, from
     # codegen.py's registry header) and replaces by common kernels elsewhere
-    optional = {"gdn_bwd_fused", "gdn_fwd_rs", "gdn_fwd_noprep"}
+    optional = {"gdn_bwd_fused", "gdn_fwd_rs", "gdn_fwd_noprep", "gdn_chunk_prep_a"}
     for (family, _), more in extras.items():
         assert {k for k, _ in more} <= {k for k, _ in rows[0]} | optional and not more & rows[0], (family, more)
     assert ("gdn_bwd_fused", (("dtype", "bf16"), ("gmax", 1))) in extras[("sm90", "sm_90a")]
     for bv in (64, 128):  # the register-operand forward at both widths (csrc/ops/gdn_common.cpp matches the plan's)
         assert ("gdn_fwd_rs", (("dtype", "bf16"), ("bv", bv))) in extras[("sm90", "sm_90a")]
     assert ("gdn_fwd_noprep", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
+    assert ("gdn_chunk_prep_a", (("dtype", "bf16"),)) in extras[("sm90", "sm_90a")]
     assert not any(k in optional for (family, _), more in extras.items() if family != "sm90" for k, _ in more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     for gmax in (1, 2):
@@ -75,3 +76,13 @@ def test_selection():
     check = variants.select(["sm_90a"], ["sm120"])
     assert {(v.family, v.arch) for v in check} == {("sm90", "sm_90a"), ("sm120", "sm_90a")}
     assert not any(v.pass_configs.get("tl.disable_wgmma") for v in check if v.family == "sm90")
+
+
+def test_prep_without_z_is_the_prep_but_z():
+    """gdn_chunk_prep_a (FLASHQLA_TRAIN_NOPREP's prep) is the sm90 prep row but form_z: its g_cumsum and A are the
+    prep's bits (tests/test_train_noprep_gpu.py checks them on the GPU)"""
+    rows = {v.kernel: v for v in variants.VARIANTS
+            if v.family == "sm90" and not v.is_check and v.key == (("dtype", "bf16"),)}
+    full, without_z = rows["gdn_chunk_prep"], rows["gdn_chunk_prep_a"]
+    assert (without_z.module, without_z.factory) == (full.module, full.factory)
+    assert without_z.params == {**full.params, "form_z": False} and full.params.get("form_z", True)

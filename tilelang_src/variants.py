@@ -79,6 +79,9 @@ _SM90_PROGRAMS = {
     "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),)),
     "gdn_bwd_chunk": ("sm90.gdn_bwd_chunk", "gdn_bwd_chunk_sm90", dict(K=128, V=128, BT=64), ()),
 }
+# the sm90 family's chunk prep (its measurements below, at PROGRAMS["sm90"])
+_SM90_PREP_PARAMS = dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4, z_rs=True, tma_loads=True,
+                         mma_level1=True, diag8=True)
 PROGRAMS = {
     # the chunk gradient warp specialized (three warpgroups, setmaxnreg: wgmma-only); tiles stored beside shared-memory
     # work go by TMA (docs/fwd_profile.md's rule): the prep's A and Z, the forward storer's h, the state gradient's dh.
@@ -94,9 +97,7 @@ PROGRAMS = {
     # 257.4 at (16, 32), 182.0 -> 160.6 at (16, 16), 92.0 -> 73.4 at (2, 8); A moves by at most one bf16 ulp.
     # Only measured on sm90: the other families keep element stores and 3 prep CTAs per SM
     "sm90": {**_SM90_PROGRAMS,
-             "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90",
-                                dict(K=128, BT=64, VPC_MAX=4, tma_stores=True, min_blocks=4, z_rs=True,
-                                     tma_loads=True, mma_level1=True, diag8=True), ()),
+             "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", _SM90_PREP_PARAMS, ()),
              # Z formed by the forward itself (gdn_fwd.py z_in_kernel, with the prep's form_z=False: the two go
              # together, checked below) took 1.1-1.5x the forward's time (benchmarks/results/H200_z_in_kernel.md): off
              "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
@@ -208,8 +209,8 @@ EXTRA_PROGRAMS = {
               dict(K=128, V=128, BT=64, BV=64, regs=(208, 128, 128), early_release=True), (("bv", 64),)),
              # the forward without the chunk prep (the inverse and the gates in an auxiliary warpgroup, P = Q K^T
              # gated by each math warpgroup: p_in_math; docs/fwd_noprep.md): flashqla::gdn_prefill's kernel where the
-             # plan has one segment per sequence at BV = 128 and one v-head per qk-head, or FLASHQLA_FWD_NOPREP=1
-             # (csrc/ops/gdn_fwd.cpp launch_noprep_fwd). Registers 192 / 104 / 24 (the math warpgroups at 192 need
+             # plan has one segment per sequence at BV = 128 (at any group of v-heads since the 36th session), unless
+             # FLASHQLA_FWD_NOPREP=0 (csrc/ops/gdn_fwd.cpp launch_noprep_fwd). Registers 192 / 104 / 24 (the math warpgroups at 192 need
              # sk_halves; the solve needs 104). H100, noprep_check.py, (32, 32) 8192x4: 0.678 ms against 0.871 with
              # P in the auxiliary warpgroup; the op's forward (chunk prep + fused forward) 0.824 in CUDA-graph timing
              # K's ring of three stages (k_stages) and the auxiliary stage freed early (x_free_early): 32nd session,
@@ -232,7 +233,12 @@ EXTRA_PROGRAMS = {
               dict(K=128, V=128, BT=64, BV=128, regs=(192, 104, 24), sk_halves=True, p_in_math=True, k_stages=3,
                    x_free_early=True, p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
                    g_nomask=True, math_pair=True),
-              (("bv", 128),))],
+              (("bv", 128),)),
+             # the chunk prep without Z (Q neither loaded nor multiplied): g_cumsum and A only, what the backward
+             # reads of a training forward whose o the prep-free kernel forms (FLASHQLA_TRAIN_NOPREP=1,
+             # csrc/ops/gdn_fwd.cpp). The sm90 prep row's parameters but form_z, so A and g_cumsum are its bits
+             ("gdn_chunk_prep_a", "sm90.chunk_prep", "gdn_chunk_prep_sm90",
+              dict(_SM90_PREP_PARAMS, form_z=False), ())],
 }
 
 

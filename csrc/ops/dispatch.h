@@ -88,6 +88,20 @@ inline int fwd_noprep_setting() {
   return v == "1" ? 1 : 0;
 }
 
+// FLASHQLA_TRAIN_NOPREP (read on every call): "1" runs flashqla::gdn_fwd (the forward whose A and g_cumsum the
+// backward reads) as the chunk prep without Z (g_cumsum and A only, the same bits) and the prep-free forward for o
+// and the final state, where gdn_prefill would run that kernel (noprep_plan) and no chunk states are asked for; "0"
+// or unset: the whole chunk prep and the fused forward. Off: written in the 36th session after the device time was
+// spent, not yet run on a GPU (H100, (32, 32) 8192x4: the prep 0.323 ms and the fused forward ~0.48 against the
+// prep-free forward's 0.507 alone; benchmarks/results/s36/README.md)
+inline bool train_noprep_requested() {
+  const char* s = std::getenv("FLASHQLA_TRAIN_NOPREP");
+  if (s == nullptr || s[0] == '\0') return false;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_TRAIN_NOPREP must be 0 or 1, got '", v, "'");
+  return v == "1";
+}
+
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,
                             int bv) {

@@ -1,5 +1,6 @@
 // torch.ops.flashqla.gdn_fwd on CUDA: checks, output allocation, two kernel launches (chunk prep, fused
-// forward). Varlen form only; the Python API flattens dense batches.
+// forward; with FLASHQLA_TRAIN_NOPREP=1 where it applies the prep without Z and the prep-free forward). Varlen form
+// only; the Python API flattens dense batches.
 // With output_chunk_states the fused forward also stores every chunk's start state by chunk slot, what
 // gdn_bwd otherwise recomputes (docs/ops.md).
 #include <algorithm>
@@ -25,10 +26,14 @@ int32_t prep_heads_per_cta(int32_t group) {
   return 1;
 }
 
-void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& g,
-                       const Tensor& beta, const Tensor& cu_seqlens, Tensor& g_cumsum, Tensor& A, Tensor& z,
-                       double scale, void* stream) {
-  const auto& prep = find_variant("gdn_chunk_prep", gdn_chunk_prep_variants, d.device, dtype_key(d.dtype), 0);
+// The chunk prep's launches (tilelang_src/sm90/chunk_prep.py) from `table`: gdn_chunk_prep_variants (g_cumsum, A and
+// Z) or, where the build has it, gdn_chunk_prep_a_variants (the same kernel without Z: g_cumsum and A only, bit for bit
+// the same; z is not written and q not read, any pointer stands in for them)
+template <class Variant, size_t N>
+void launch_chunk_prep(const char* op, const char* kernel, const Variant (&table)[N], const GdnDims& d, const Tensor& q,
+                       const Tensor& k, const Tensor& g, const Tensor& beta, const Tensor& cu_seqlens,
+                       Tensor& g_cumsum, Tensor& A, void* z, double scale, void* stream) {
+  const auto& prep = find_variant(kernel, table, d.device, dtype_key(d.dtype), 0);
   const int32_t group = group_size(d);
   const int32_t vpc = prep_heads_per_cta(group);
   // the slot is blockIdx.z (tilelang_src/sm90/chunk_prep.py): launches of at most kMaxGridRows slots
@@ -36,7 +41,7 @@ void launch_chunk_prep(const char* op, const GdnDims& d, const Tensor& q, const 
     const int64_t count = std::min<int64_t>(d.num_slots() - slot0, kMaxGridRows);
     char err[512] = {0};
     const int rc = prep.fn(q.data_ptr(), k.data_ptr(), g.data_ptr(), beta.data_ptr(), cu_seqlens.data_ptr(),
-                           g_cumsum.data_ptr(), A.data_ptr(), z.data_ptr(), static_cast<float>(scale),
+                           g_cumsum.data_ptr(), A.data_ptr(), z, static_cast<float>(scale),
                            static_cast<int32_t>(count), static_cast<int32_t>(slot0), group, vpc, group / vpc, d.T,
                            d.H, d.HV, d.N + 1, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
@@ -56,26 +61,31 @@ Tensor chunk_decays(const char* op, const GdnDims& d, const Tensor& g, const Ten
   return decay;
 }
 
-// The forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py: the inverse, the gates' cumsum and the
-// intra-chunk scores formed in the kernel, nothing but o and the final state written) where the forward's plan runs
-// the 128-wide V slice and FLASHQLA_FWD_NOPREP allows it (dispatch.h fwd_noprep_setting: by default at every group
-// size). With context parallelism the same kernel runs the warm-up pass (every segment's end state from
-// zero, and the transition matrices of the segments whose decay does not reach the plan's threshold), the correction
-// walk chains them, and the main pass starts each segment from its corrected state, as launch_fused_fwd does with the
-// prep's kernels; the plan's decays come from chunk_decays. Returns false, having launched nothing, where it does not
-// apply.
-bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                       const Tensor& g, const Tensor& beta, const Tensor& cu_seqlens,
-                       const std::optional<Tensor>& initial_state, double scale, bool state_v_first, Tensor& o,
-                       Tensor* final_state, int64_t cp_segment_chunks, void* stream) {
-  const int setting = fwd_noprep_setting();
-  if (setting == 0) return false;
-  const auto* np = find_variant_or_null(gdn_fwd_noprep_variants, d.device, dtype_key(d.dtype), 128);
-  const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
-  if (np == nullptr || wide == nullptr) return false;
+// The forward's plan where the forward without the chunk prep (tilelang_src/sm90/gdn_fwd_noprep.py) runs it:
+// FLASHQLA_FWD_NOPREP not 0 (dispatch.h fwd_noprep_setting; by default at every group size), the build has the
+// kernel and the 128-wide fused forward, and the plan takes the 128-wide V slice; else none
+std::optional<FwdPlan> noprep_plan(const GdnDims& d, int64_t cp_segment_chunks) {
+  if (fwd_noprep_setting() == 0) return std::nullopt;
+  if (find_variant_or_null(gdn_fwd_noprep_variants, d.device, dtype_key(d.dtype), 128) == nullptr ||
+      find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128) == nullptr) {
+    return std::nullopt;
+  }
   const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks, true,
                                 fwd_block_v_override());
-  if (plan.block_v != 128) return false;
+  if (plan.block_v != 128) return std::nullopt;
+  return plan;
+}
+
+// The forward without the chunk prep on noprep_plan's plan: the inverse, the gates' cumsum and the intra-chunk scores
+// formed in the kernel, nothing but o and the final state written. With context parallelism the same kernel runs the
+// warm-up pass (every segment's end state from zero, and the transition matrices of the segments whose decay does not
+// reach the plan's threshold), the correction walk chains them, and the main pass starts each segment from its
+// corrected state, as launch_fused_fwd does with the prep's kernels; the plan's decays come from chunk_decays.
+void launch_noprep_fwd(const char* op, const GdnDims& d, const FwdPlan& plan, const Tensor& q, const Tensor& k,
+                       const Tensor& v, const Tensor& g, const Tensor& beta, const Tensor& cu_seqlens,
+                       const std::optional<Tensor>& initial_state, double scale, bool state_v_first, Tensor& o,
+                       Tensor* final_state, int64_t cp_segment_chunks, void* stream) {
+  const auto& np = find_variant("gdn_fwd_noprep", gdn_fwd_noprep_variants, d.device, dtype_key(d.dtype), 128);
   const SegmentPlan& sp = plan.sp;
   // the tables read the chunks' decays only with context parallelism
   const Tensor decay = sp.cp ? chunk_decays(op, d, g, cu_seqlens, stream) : g;
@@ -85,21 +95,20 @@ bool launch_noprep_fwd(const char* op, const GdnDims& d, const Tensor& q, const 
   void* cp_h0_ptr = unused;
   std::optional<Tensor> cp_h0;
   if (sp.cp) {
-    cp_h0 = cp_start_states(op, d, np->fn, q, k, v, unused, unused, g, beta, cu_seqlens, initial_state, scale,
+    cp_h0 = cp_start_states(op, d, np.fn, q, k, v, unused, unused, g, beta, cu_seqlens, initial_state, scale,
                             state_v_first, st, unused, stream);
     cp_h0_ptr = cp_h0->data_ptr();
   }
   const bool store_ht = final_state != nullptr;
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
   char err[512] = {0};
-  const int rc = np->fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
+  const int rc = np.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
                         cu_seqlens.data_ptr(), initial_state.has_value() ? initial_state->data_ptr() : unused,
                         o.data_ptr(), store_ht ? final_state->data_ptr() : unused, unused, st.seg_seq.data_ptr(),
                         st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale), initial_state.has_value(),
                         store_ht, state_v_first, 1, 0, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, 1,
                         sp.num_segs, st.range_rows, sp.num_segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
-  return true;
 }
 #endif
 }  // namespace
@@ -135,9 +144,26 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> gdn_fwd_cuda(Tensor q, Tensor
   for (auto [name, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"A", &A}}) check_aligned16(kOp, name, *t);
 
   void* stream = current_stream(d.device);
+#if defined(FLASHQLA_HAS_GDN_FWD_NOPREP) && defined(FLASHQLA_HAS_GDN_CHUNK_PREP_A)
+  // FLASHQLA_TRAIN_NOPREP=1 (dispatch.h): where the prep-free kernel takes the plan and no chunk states are asked for,
+  // the chunk prep without Z (g_cumsum and A for the backward, their bits as below) and that kernel for o and the
+  // final state, instead of the whole prep and the fused forward
+  if (train_noprep_requested() && !output_chunk_states && d.N > 0) {
+    if (const std::optional<FwdPlan> plan = noprep_plan(d, cp_segment_chunks)) {
+      launch_chunk_prep(kOp, "gdn_chunk_prep_a", gdn_chunk_prep_a_variants, d, q, k, g, beta, cu_seqlens, g_cumsum,
+                        A, A.data_ptr(), scale, stream);
+      launch_noprep_fwd(kOp, d, *plan, q, k, v, g, beta, cu_seqlens, initial_state, scale, state_v_first, o,
+                        output_final_state ? &final_state : nullptr, cp_segment_chunks, stream);
+      return {o, final_state, g_cumsum, A, chunk_states};
+    }
+  }
+#else
+  (void)train_noprep_requested();  // the setting is still checked
+#endif
   // Z: the intra-chunk matrix of o, a workspace of A's size (docs/memory.md)
   Tensor z = torch::stable::new_empty(q, {1, d.T, d.HV, kChunk});
-  launch_chunk_prep(kOp, d, q, k, g, beta, cu_seqlens, g_cumsum, A, z, scale, stream);
+  launch_chunk_prep(kOp, "gdn_chunk_prep", gdn_chunk_prep_variants, d, q, k, g, beta, cu_seqlens, g_cumsum, A,
+                    z.data_ptr(), scale, stream);
   if (d.N == 0) {  // no sequences: every token is padding
     torch::stable::zero_(o);
     return {o, final_state, g_cumsum, A, chunk_states};
@@ -168,9 +194,9 @@ std::tuple<Tensor, Tensor> gdn_prefill_cuda(Tensor q, Tensor k, Tensor v, Tensor
     Tensor o = torch::stable::new_empty(v, {1, d.T, d.HV, kHeadDim});
     Tensor final_state = torch::stable::new_empty(g, {output_final_state ? d.N : 0, d.HV, kHeadDim, kHeadDim});
     poison({&o, &final_state});
-    if (launch_noprep_fwd(kPrefill, d, q, k, v, g, beta, cu_seqlens, initial_state, scale, state_v_first, o,
-                          output_final_state ? &final_state : nullptr, cp_segment_chunks,
-                          current_stream(d.device))) {
+    if (const std::optional<FwdPlan> plan = noprep_plan(d, cp_segment_chunks)) {
+      launch_noprep_fwd(kPrefill, d, *plan, q, k, v, g, beta, cu_seqlens, initial_state, scale, state_v_first, o,
+                        output_final_state ? &final_state : nullptr, cp_segment_chunks, current_stream(d.device));
       return {o, final_state};
     }
   }

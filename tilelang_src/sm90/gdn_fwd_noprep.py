@@ -25,7 +25,8 @@ has two, but no X, A or Z through HBM):
 (docs/gdn_chunk_derivation.md, "Two-GEMM chain": S += K^T A diag(r beta) W there is K^T diag(r) U here, since
 A_g = diag(e^gc) A0 diag(e^gc)^-1.) So the forward reads q, k, v, g and beta once and writes o: the chunk prep's
 second read of q and k and the A / Z round trip (about half the bytes of the two kernels at many sequences) are gone.
-A and gc are not stored: a training forward keeps the prep (the backward reads them).
+A and gc are not stored: a training forward runs the prep for them (the backward reads them): by default the whole
+prep and the fused forward, with FLASHQLA_TRAIN_NOPREP=1 the prep without Z and this kernel (csrc/ops/gdn_fwd.cpp).
 
 Warpgroups: the math warpgroups (two at BV = 128, one at 64; with p_in_math, the shipped row, each also forms P
 beside its update); the auxiliary warpgroup (the inverse, G, the gates, and without p_in_math P); three producer
