@@ -210,9 +210,10 @@ EXTRA_PROGRAMS = {
              # the forward without the chunk prep (the inverse and the gates in an auxiliary warpgroup, P = Q K^T
              # gated by each math warpgroup: p_in_math; docs/fwd_noprep.md): flashqla::gdn_prefill's kernel where the
              # plan has one segment per sequence at BV = 128 (at any group of v-heads since the 36th session), unless
-             # FLASHQLA_FWD_NOPREP=0 (csrc/ops/gdn_fwd.cpp launch_noprep_fwd). Registers 192 / 104 / 24 (the math warpgroups at 192 need
-             # sk_halves; the solve needs 104). H100, noprep_check.py, (32, 32) 8192x4: 0.678 ms against 0.871 with
-             # P in the auxiliary warpgroup; the op's forward (chunk prep + fused forward) 0.824 in CUDA-graph timing
+             # FLASHQLA_FWD_NOPREP=0 (csrc/ops/gdn_fwd.cpp noprep_plan). Registers 192 / 104 / 24 (the math
+             # warpgroups at 192 need sk_halves; the solve needs 104). H100, noprep_check.py, (32, 32) 8192x4: 0.678
+             # ms against 0.871 with P in the auxiliary warpgroup; the op's forward (chunk prep + fused forward) 0.824
+             # in CUDA-graph timing.
              # K's ring of three stages (k_stages) and the auxiliary stage freed early (x_free_early): 32nd session,
              # H100, the op in CUDA-graph timing 0.671-0.682 -> 0.645-0.649 ms at (32, 32) 8192x4 (k_stages), then
              # noprep_check 0.666 -> 0.661 (8192x4), 0.680 -> 0.656 (4096x8), 0.632 -> 0.611 (8192x1). 33rd session,

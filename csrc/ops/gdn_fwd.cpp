@@ -103,11 +103,11 @@ void launch_noprep_fwd(const char* op, const GdnDims& d, const FwdPlan& plan, co
   const int64_t num_states = (initial_state.has_value() || store_ht) ? d.N : 0;
   char err[512] = {0};
   const int rc = np.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), unused, unused, g.data_ptr(), beta.data_ptr(),
-                        cu_seqlens.data_ptr(), initial_state.has_value() ? initial_state->data_ptr() : unused,
-                        o.data_ptr(), store_ht ? final_state->data_ptr() : unused, unused, st.seg_seq.data_ptr(),
-                        st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale), initial_state.has_value(),
-                        store_ht, state_v_first, 1, 0, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, 1,
-                        sp.num_segs, st.range_rows, sp.num_segs, stream, err, sizeof(err));
+                       cu_seqlens.data_ptr(), initial_state.has_value() ? initial_state->data_ptr() : unused,
+                       o.data_ptr(), store_ht ? final_state->data_ptr() : unused, unused, st.seg_seq.data_ptr(),
+                       st.ranges.data_ptr(), cp_h0_ptr, unused, static_cast<float>(scale), initial_state.has_value(),
+                       store_ht, state_v_first, 1, 0, 0, group_size(d), d.T, d.H, d.HV, d.N + 1, num_states, 1,
+                       sp.num_segs, st.range_rows, sp.num_segs, stream, err, sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
 }
 #endif
