@@ -1,6 +1,7 @@
 """benchmarks/bench_gdn.py's shape selection and its markdown's published-context section (CPU only): the
 backward table of issue 5 is the published one (4 head configurations x 8k / 32k tokens in 1, 2, 4, 8
-sequences), selectable per head configuration; the context section appears only when rows match it."""
+sequences), selectable per head configuration; the context section appears only when rows match it; FlashInfer's
+published (H200) times count in `x best peer` only on an H200."""
 
 from __future__ import annotations
 
@@ -66,3 +67,16 @@ def test_runs_of_different_commits_or_modes_are_refused():
         bench_gdn.merge_runs([_run("abc", "bwd", "8k_1seq", 1.0), _run("def", "bwd", "8k_2seq", 1.0)])
     with pytest.raises(ValueError, match="modes"):
         bench_gdn.merge_runs([_run("abc", "bwd", "8k_1seq", 1.0), _run("abc", "fwd", "8k_2seq", 1.0)])
+
+
+def test_published_flashinfer_compared_only_on_an_h200():
+    """FlashInfer's published times are an H200's: `x best peer` compares with them there, only shows them elsewhere
+    (and the markdown says so)."""
+    ms = {"flashqla": 1.0, "fla": 2.0, "flash_qla": 1.2, "flashinfer_pub": 0.8, "flashqla_keep": 0.9}
+    assert bench_gdn.compared_peers(ms, "NVIDIA H200") == {"fla": 2.0, "flash_qla": 1.2, "flashinfer_pub": 0.8}
+    assert bench_gdn.compared_peers(ms, "NVIDIA H100 80GB HBM3") == {"fla": 2.0, "flash_qla": 1.2}
+    row = {**_row("1x8192", 32, 32, 1.0), "ms": {"flashqla": 1.0, "flashinfer_pub": 0.8},
+           "graph": {"flashqla": True, "flashinfer_pub": True}}
+    libs = ["flashqla", "flashinfer_pub"]
+    assert "this GPU is not an H200" in bench_gdn.markdown({"gpu": "NVIDIA H100 80GB HBM3"}, "fwd", [row], libs)
+    assert "this GPU is not an H200" not in bench_gdn.markdown({"gpu": "NVIDIA H200"}, "fwd", [row], libs)
