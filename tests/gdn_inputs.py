@@ -96,6 +96,14 @@ def check_packed_forward(out, o_ref: torch.Tensor, ht_ref: torch.Tensor, initial
             assert torch.equal(out.final_state[n], initial_state[n].float()), f"{what}: empty sequence"
 
 
+def kernels_of(fn) -> list[str]:
+    """The names of the CUDA kernels that fn() ran (torch.profiler)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
 def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
     """||x - ref|| / ||ref|| in float64; NaN anywhere in x gives inf."""
     x = x.detach().double()

@@ -19,8 +19,8 @@ import pytest
 import torch
 
 import flashqla
-from gdn_inputs import (check_packed_forward, forward_reference, make_problem, needs_sm90_kernel, ragged_cu_seqlens,
-                        rel_err)
+from gdn_inputs import (check_packed_forward, forward_reference, kernels_of, make_problem, needs_sm90_kernel,
+                        ragged_cu_seqlens, rel_err)
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -54,13 +54,6 @@ def prefill(p, cu, lengths, monkeypatch, noprep, state_v_first=False, cp_segment
     monkeypatch.delenv("FLASHQLA_FWD_NOPREP", raising=False)
     monkeypatch.delenv("FLASHQLA_FWD_BLOCK_V")
     return SimpleNamespace(o=o.view(1, T, *o.shape[2:]), final_state=ht)
-
-
-def kernels_of(fn) -> list[str]:
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
 @needs_noprep

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import flashqla
-from gdn_inputs import (check_packed_forward, check_training_gradients, forward_reference, make_problem,
+from gdn_inputs import (check_packed_forward, check_training_gradients, forward_reference, kernels_of, make_problem,
                         needs_sm90_kernel, ragged_cu_seqlens, rel_err)
 
 pytestmark = pytest.mark.gpu
@@ -32,13 +32,6 @@ CASES = {
 }
 
 needs_train_noprep = needs_sm90_kernel("the chunk prep without Z and the prep-free forward")
-
-
-def kernels_of(fn) -> list[str]:
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
 def forward(p, cu, monkeypatch, train_noprep: bool, state_v_first=False, block_v="128", chunk_states=False,

@@ -62,31 +62,29 @@ inline int fwd_block_v_override() {
   return std::stoi(v);
 }
 
+// A 0/1 setting from the environment (read on every call): 1 or 0 as set, -1 unset or empty; any other value fails
+// the call naming the variable
+inline int env_setting_01(const char* name) {
+  const char* s = std::getenv(name);
+  if (s == nullptr || s[0] == '\0') return -1;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: ", name, " must be 0 or 1, got '", v, "'");
+  return v == "1" ? 1 : 0;
+}
+
 // FLASHQLA_FWD_RS (read on every call): "1" runs the forward's main pass (without chunk states stored) by the
 // register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py) of the width the plan chose, "0" or unset by the default
 // kernel. Off by default: with early_release its kernel takes 0.92x / 0.98x the default's time per chunk at BV = 64
 // (H100, ablate.py, (32, 32) / (128, 128)), but the op's forward the same time (geomean 1.000x over twelve shapes,
 // 0.98-1.025x; the training step 0.99-1.01x; benchmarks/results/s30/README.md), and at BV = 128 it is slower
-inline bool fwd_rs_requested() {
-  const char* s = std::getenv("FLASHQLA_FWD_RS");
-  if (s == nullptr || s[0] == '\0') return false;
-  const std::string v = s;
-  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FWD_RS must be 0 or 1, got '", v, "'");
-  return v == "1";
-}
+inline bool fwd_rs_requested() { return env_setting_01("FLASHQLA_FWD_RS") == 1; }
 
 // FLASHQLA_FWD_NOPREP (read on every call): where flashqla::gdn_prefill runs the forward without the chunk prep
 // (tilelang_src/sm90/gdn_fwd_noprep.py), which it can where the forward's plan has one segment per sequence at the
 // 128-wide V slice: 1 or unset (-1 here) there, 0 never. Since math_pair (e5993f3) at any group of v-heads per qk-head
-// (measured 0.80-0.92x the prep path's time at (16, 32), (8, 32), (16, 64) on an H100, 36th session; before it only
+// (measured 0.79-0.98x the prep path's time at (16, 32), (8, 32), (16, 64) on an H100, 36th session; before it only
 // one v-head per qk-head was faster: docs/fwd_noprep.md)
-inline int fwd_noprep_setting() {
-  const char* s = std::getenv("FLASHQLA_FWD_NOPREP");
-  if (s == nullptr || s[0] == '\0') return -1;
-  const std::string v = s;
-  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FWD_NOPREP must be 0 or 1, got '", v, "'");
-  return v == "1" ? 1 : 0;
-}
+inline int fwd_noprep_setting() { return env_setting_01("FLASHQLA_FWD_NOPREP"); }
 
 // FLASHQLA_TRAIN_NOPREP (read on every call): "1" runs flashqla::gdn_fwd (the forward whose A and g_cumsum the
 // backward reads) as the chunk prep without Z (g_cumsum and A only, the same bits) and the prep-free forward for o
@@ -94,13 +92,7 @@ inline int fwd_noprep_setting() {
 // or unset: the whole chunk prep and the fused forward. Off: written in the 36th session after the device time was
 // spent, not yet run on a GPU (H100, (32, 32) 8192x4: the prep 0.323 ms and the fused forward ~0.48 against the
 // prep-free forward's 0.507 alone; benchmarks/results/s36/README.md)
-inline bool train_noprep_requested() {
-  const char* s = std::getenv("FLASHQLA_TRAIN_NOPREP");
-  if (s == nullptr || s[0] == '\0') return false;
-  const std::string v = s;
-  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_TRAIN_NOPREP must be 0 or 1, got '", v, "'");
-  return v == "1";
-}
+inline bool train_noprep_requested() { return env_setting_01("FLASHQLA_TRAIN_NOPREP") == 1; }
 
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,

@@ -8,9 +8,7 @@
 // context parallelism stay as they are). H200, flashqla alone (benchmarks/results/H200_fused_bwd.md): the training
 // step 0.75-0.95x the two passes' time at (16, 16) and (32, 32), the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0
 // keeps the two passes.
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "dispatch.h"
@@ -32,13 +30,7 @@ bool chunk_kernel_sums_groups(const char* family) { return std::strcmp(family, "
 
 // FLASHQLA_FUSED_BWD (read on every call): "0" keeps the two passes, "1" or unset runs the fused backward where it
 // applies
-bool fused_bwd_requested() {
-  const char* s = std::getenv("FLASHQLA_FUSED_BWD");
-  if (s == nullptr || s[0] == '\0') return true;
-  const std::string v = s;
-  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: FLASHQLA_FUSED_BWD must be 0 or 1, got '", v, "'");
-  return v == "1";
-}
+bool fused_bwd_requested() { return env_setting_01("FLASHQLA_FUSED_BWD") != 0; }
 
 // [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
