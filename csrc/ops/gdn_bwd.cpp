@@ -7,7 +7,8 @@
 // and v-head forms every gradient on its walk, with its own segment plan (the warm-up pass and the correction of
 // context parallelism stay as they are). H200, flashqla alone (benchmarks/results/H200_fused_bwd.md): the training
 // step 0.75-0.95x the two passes' time at (16, 16) and (32, 32), the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0
-// keeps the two passes.
+// keeps the two passes. At groups of v-heads the fused kernel's cluster variant (a cluster per group, dq and dk summed
+// through distributed shared memory) runs where FLASHQLA_FUSED_GROUPS=1 and the build has one of that group size.
 #include <cstring>
 #include <vector>
 
@@ -31,6 +32,11 @@ bool chunk_kernel_sums_groups(const char* family) { return std::strcmp(family, "
 // FLASHQLA_FUSED_BWD (read on every call): "0" keeps the two passes, "1" or unset runs the fused backward where it
 // applies
 bool fused_bwd_requested() { return env_setting_01("FLASHQLA_FUSED_BWD") != 0; }
+
+// FLASHQLA_FUSED_GROUPS (read on every call): "1" runs the fused backward at G > 1 v-heads per qk-head too, by its
+// variant of key gmax == G (the G CTAs of a segment row form a cluster; rank 0 stores dq, rank G - 1 dk) where the
+// build has one; "0" or unset: the two passes there. Off: written in the 37th session, not yet measured
+bool fused_groups_requested() { return env_setting_01("FLASHQLA_FUSED_GROUPS") == 1; }
 
 // [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
@@ -81,15 +87,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   const auto& chunk = small_group != nullptr
                           ? *small_group
                           : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
-  // the fused backward (its dq and dk are final per v-head: one v-head per qk-head only), where the build has it
+  // the fused backward where the build has it: at one v-head per qk-head, and at a group of G by its cluster variant
+  // (key gmax == G exactly) where FLASHQLA_FUSED_GROUPS=1. Both settings are checked on every call
+  const int64_t group = d.HV / d.H;
+  const bool fused_setting = fused_bwd_requested(), groups_setting = fused_groups_requested();
+  const bool fused_wanted = fused_setting && (groups_setting || group == 1);
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   const gdn_bwd_fused_variant* fused =
-      d.HV == d.H && fused_bwd_requested()
-          ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0, 1)
-          : nullptr;
+      fused_wanted ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0,
+                                          static_cast<int>(group))
+                   : nullptr;
 #else
   const void* fused = nullptr;
-  (void)fused_bwd_requested();  // the setting is still checked
+  (void)fused_wanted;
 #endif
   const bool summed = fused != nullptr || chunk_kernel_sums_groups(chunk.family);
   // dq and dk as the chunk kernel writes them: summed over each group in q's dtype, or per v-head in fp32
@@ -184,8 +194,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                    st.seg_seq.data_ptr(), st.ranges.data_ptr(), cp_ds ? cp_ds->data_ptr() : unused, dq_out.data_ptr(),
                    dk_out.data_ptr(), dv.data_ptr(), dg.data_ptr(), dbeta.data_ptr(),
                    initial_state ? dh0.data_ptr() : unused, static_cast<float>(scale), dht.has_value(),
-                   initial_state.has_value(), state_v_first, d.T, d.HV, d.N + 1, d.num_slots(), num_states, segs,
-                   st.range_rows, stream, err, sizeof(err));
+                   initial_state.has_value(), state_v_first, d.T, d.H, d.HV, d.N + 1, d.num_slots(), num_states,
+                   segs, st.range_rows, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
     return {dq_out, dk_out, dv, dg, dbeta, dh0};
   }

@@ -40,11 +40,14 @@ from common.chunk_load import load_tile
 from common.chunk_store import store_chunk_rows
 from common.chunk_sums import (add_state_part, add_whole_chunk_terms, fold_state_row_sums, gemm_state_sums,
                                row_products_by_halves)
+from common.cluster_sum import CLUSTER_PRELUDE, add_remote_tile, arrive_cluster, cluster_sync, wait_cluster
 from common.grid_dependency import grid_dependency
 from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
+# named barriers of WA's and WK's threads before a cluster sum (TileLang numbers its own from 1 up: 10 in this kernel)
+BAR_WA_SUM, BAR_WK_SUM = 14, 15
 
 
 def gdn_bwd_fused_sm90(
@@ -102,15 +105,28 @@ def gdn_bwd_fused_sm90(
     # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
     # the stream finishes; every global access waits for that one's completion
     pdl: bool = False,
+    # v-heads per qk-head. At more than one, the group's CTAs of a segment row form a thread-block cluster (cluster_sum
+    # must be set) and sum dq and dk through distributed shared memory (common/cluster_sum.py): each CTA stages its
+    # v-head's part in its own buffer (Q's for dq, dVd's for dk) as at one v-head; rank 0 pulls the others' dq into its
+    # fp32 dQ before staging and storing the sum, rank group - 1 likewise dk (at two v-heads each CTA stores one of
+    # them); a sender's buffer is refilled once its receiver has read it. dg and dbeta stay per v-head (their row
+    # products are taken before the sum). The parts are summed as bf16 (their staged form): the sum carries up to
+    # group roundings instead of one. docs/fused_bwd_plan.md, "The group sum by a cluster"
+    group: int = 1,
+    cluster_sum: bool = False,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
     assert dl_in_wk or not dq_after_da, "dq_after_da reorders the dl_in_wk hand-off (WA's chunk ends with dA)"
     assert K == 2 * BT or not hs_gemm, "hs_gemm's products take S0 and dS~ in two blocks of BT rows"
     assert K == 2 * BT or not dq_fold, "dq_fold sums dQ's row products with Q in two halves of BT columns"
+    assert cluster_sum == (group > 1), "a group of v-heads sums dq and dk over its cluster (cluster_sum), one does not"
+    assert not (cluster_sum and dq_after_da), "the cluster sum adds into dQ's fp32 fragment (not dq_after_da's bf16)"
+    is_bf16 = dtype == "bfloat16"  # else float16 (the cluster sum's adds)
     n_hs = BT if hs_gemm else K // 4  # partial sums of <S0, dS~> that WK writes (the fold: four row quarters first)
     num_tokens = T.dynamic("num_tokens")
-    HV = T.dynamic("num_v_heads")  # == the number of qk-heads (one v-head per group)
+    HV = T.dynamic("num_v_heads")  # group * the number of qk-heads
+    HQ = T.dynamic("num_qk_heads")
     N1 = T.dynamic("num_seqs_plus_one")
     NS = T.dynamic("num_states")
     NH = T.dynamic("num_h_slots")
@@ -120,8 +136,8 @@ def gdn_bwd_fused_sm90(
 
     @T.prim_func
     def gdn_bwd_fused(
-        q: T.Tensor((num_tokens, HV, K), dtype),
-        k: T.Tensor((num_tokens, HV, K), dtype),
+        q: T.Tensor((num_tokens, HQ, K), dtype),
+        k: T.Tensor((num_tokens, HQ, K), dtype),
         v: T.Tensor((num_tokens, HV, V), dtype),
         d_o: T.Tensor((num_tokens, HV, V), dtype),
         A: T.Tensor((num_tokens, HV, BT), dtype),
@@ -133,8 +149,8 @@ def gdn_bwd_fused_sm90(
         seg_seq: T.Tensor((NSEG,), "int32"),  # the sequence of every segment slot (N: padding)
         ranges: T.Tensor((NROWS, HV, 3), "int32"),  # (first chunk, count, flags) per CTA row (reverse tables)
         cp_ds: T.Tensor((NSEG, HV, K, V), accum),  # gradient at the end of every segment but a sequence's last
-        dq: T.Tensor((num_tokens, HV, K), dtype),
-        dk: T.Tensor((num_tokens, HV, K), dtype),
+        dq: T.Tensor((num_tokens, HQ, K), dtype),  # summed over each group
+        dk: T.Tensor((num_tokens, HQ, K), dtype),
         dv: T.Tensor((num_tokens, HV, V), dtype),
         dg: T.Tensor((num_tokens, HV), accum),
         dbeta: T.Tensor((num_tokens, HV), accum),
@@ -144,9 +160,13 @@ def gdn_bwd_fused_sm90(
         store_dh0: T.int32,
         state_v_first: T.int32,
     ):
-        # grid (v-head, segment row): the segment row slowest, so that a sequence's CTAs start together
-        with T.Kernel(HV, NSEG, threads=512) as (hv, seg):
+        # grid (v-head, segment row): the segment row slowest, so that a sequence's CTAs start together; a group's
+        # CTAs of a row are one cluster, ranked by v-head within the group
+        with T.Kernel(HV, NSEG, threads=512, cluster_dims=(group, 1, 1) if cluster_sum else None,
+                      prelude=CLUSTER_PRELUDE if cluster_sum else None) as (hv, seg):
             grid_dependency(pdl)
+            hq = hv // group  # the qk-head
+            rank = hv % group  # the CTA's rank in its cluster
             num_seqs = N1 - 1
             n, c_first, n_iter, flags, seq_start, seq_end, do_end = segment_row(
                 seg_seq, ranges, cu_seqlens, seg, seg, hv, num_seqs, num_tokens, BT)
@@ -258,6 +278,14 @@ def gdn_bwd_fused_sm90(
             vd_free = T.alloc_barrier(128)  # dVg read (WS): WA may write the next Vd
             sums_read = T.alloc_barrier(128)  # WA's per-row sums read (WA may write the next chunk's)
             dk_stored = T.alloc_barrier(128)  # dk stored from dVd's buffer (WK may write the next dVd)
+            if cluster_sum:
+                # the senders' WA -> rank 0's WA (dq staged), the senders' WK -> rank group - 1's WK (dk staged); the
+                # receivers arrive on the senders' q_free and dk_stored once they have read the staged part
+                dq_in = T.alloc_cluster_barrier(128 * (group - 1))
+                dk_in = T.alloc_cluster_barrier(128 * (group - 1))
+            # which CTA of a cluster stores dq and dk (every CTA at one v-head per qk-head)
+            stores_dq = rank == 0 if cluster_sum else True
+            stores_dk = rank == group - 1 if cluster_sum else True
 
             tx = T.get_thread_binding()
 
@@ -340,11 +368,21 @@ def gdn_bwd_fused_sm90(
                     T.gemm(dvd_s, w_s, ma, transpose_B=True, clear_accum=True)
                     T.barrier_arrive(v_free[0])
                     # ---- dq staged in Q's buffer once WK's dP^T Q and WS's Q^T dO are done (WS stores it); with
-                    # dq_after_da after dA
+                    # dq_after_da after dA. In a cluster the other v-heads hand their staged dq to rank 0, which adds
+                    # them into its own (then their Q buffers may be refilled)
                     if not dq_after_da:
                         T.barrier_wait(dp_read[0], ph)
                         T.barrier_wait(ws_q[0], ph)
                         T.copy(dqf, q_s)
+                        if cluster_sum:
+                            if rank == 0:
+                                wait_cluster(dq_in, ph)
+                                for s in T.unroll(group - 1):
+                                    add_remote_tile(q_s, s + 1, tx, 128, BAR_WA_SUM, BT * K * 2, is_bf16)
+                                for s in T.unroll(group - 1):
+                                    arrive_cluster(q_free, s + 1)
+                            else:
+                                arrive_cluster(dq_in, 0)
                         T.barrier_arrive(bar_dqs[0])
                     # ---- E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
                     gate_e(ma, pa, gm, sq_s, g_s, a_s, b_s, st, hold_gamma, BT)
@@ -430,7 +468,10 @@ def gdn_bwd_fused_sm90(
                     T.barrier_wait(bar_do[0], ph)
                     T.gemm(pg_s, do_s, acc_k, transpose_A=True)
                     T.barrier_arrive(do_read[0])
-                    T.barrier_wait(dk_stored[0], (i + 1) % 2)
+                    if cluster_sum:  # (a sender's dk_stored: its receiver has read the staged dk)
+                        wait_cluster(dk_stored, (i + 1) % 2)
+                    else:
+                        T.barrier_wait(dk_stored[0], (i + 1) % 2)
                     T.copy(acc_k, dvd_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dvd[0])
@@ -509,8 +550,18 @@ def gdn_bwd_fused_sm90(
                         T.barrier_arrive(dks_read[0])
                     T.barrier_wait(ws_k[0], ph)
                     T.barrier_arrive(k_free[0])
-                    # ---- dk staged in dVd's buffer (WA's dAb has read dVd: it arrived on bar_dks after); WS stores it
+                    # ---- dk staged in dVd's buffer (WA's dAb has read dVd: it arrived on bar_dks after); WS stores it.
+                    # In a cluster the others hand their staged dk to rank group - 1, which adds them into its own
                     T.copy(dkf, dvd_s)
+                    if cluster_sum:
+                        if rank == group - 1:
+                            wait_cluster(dk_in, ph)
+                            for s in T.unroll(group - 1):
+                                add_remote_tile(dvd_s, s, tx - 128, 128, BAR_WK_SUM, BT * K * 2, is_bf16)
+                            for s in T.unroll(group - 1):
+                                arrive_cluster(dk_stored, s)
+                        else:
+                            arrive_cluster(dk_in, group - 1)
                     T.barrier_arrive(bar_dkst[0])
 
             elif tx < 384:
@@ -560,10 +611,11 @@ def gdn_bwd_fused_sm90(
                     T.copy(ds_frag, dh_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dh[0])
-                    # ---- dq stored from Q's buffer
-                    T.barrier_wait(bar_dqs[0], ph)
-                    store_chunk_rows(q_s, dq, t0, hv, n_valid, n_valid, BT, K, dtype)
-                    T.barrier_arrive(q_free[0])
+                    # ---- dq stored from Q's buffer (in a cluster by rank 0: the others' Q buffers are freed by it)
+                    if stores_dq:
+                        T.barrier_wait(bar_dqs[0], ph)
+                        store_chunk_rows(q_s, dq, t0, hq, n_valid, n_valid, BT, K, dtype)
+                        T.barrier_arrive(q_free[0])
                     # ---- dg and dbeta: dgc from WA's and WK's per-row sums, the whole-chunk terms on the last real
                     # token (gamma_last <dS~, S0> and sum K * dK_r), its reverse cumsum
                     T.barrier_wait(bar_sums[0], ph)
@@ -582,9 +634,10 @@ def gdn_bwd_fused_sm90(
                             dg[t0 + r, hv] = dgc_s[r]
                             dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
                     T.barrier_arrive(sums_read[0])
-                    # ---- dk stored from dVd's buffer
-                    store_chunk_rows(dvd_s, dk, t0, hv, n_valid, n_valid, BT, K, dtype)
-                    T.barrier_arrive(dk_stored[0])
+                    # ---- dk stored from dVd's buffer (in a cluster by rank group - 1)
+                    if stores_dk:
+                        store_chunk_rows(dvd_s, dk, t0, hq, n_valid, n_valid, BT, K, dtype)
+                        T.barrier_arrive(dk_stored[0])
                 end_state(ds_frag, 0, n_iter, dh0, 0, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs, dh0, n,
                           hv, 0, state_v_first, K, V)
 
@@ -601,11 +654,14 @@ def gdn_bwd_fused_sm90(
                         T.barrier_wait(h_free[0], (i + 1) % 2)
                         T.tma_copy(h[first_slot + c, hv, 0:K, 0:V], h_s, barrier=bar_h[0])
                         T.barrier_arrive(bar_h[0])
-                        T.barrier_wait(q_free[0], (i + 1) % 2)
-                        load_tile(q, q_s, bar_q, t0, hv, n_valid, full, BT, K, dtype, True)
+                        if cluster_sum:  # (a sender's q_free: its receiver has read the staged dq)
+                            wait_cluster(q_free, (i + 1) % 2)
+                        else:
+                            T.barrier_wait(q_free[0], (i + 1) % 2)
+                        load_tile(q, q_s, bar_q, t0, hq, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_q[0])
                         T.barrier_wait(k_free[0], (i + 1) % 2)
-                        load_tile(k, k_s, bar_k, t0, hv, n_valid, full, BT, K, dtype, True)
+                        load_tile(k, k_s, bar_k, t0, hq, n_valid, full, BT, K, dtype, True)
                         T.barrier_arrive(bar_k[0])
                 elif tx < 384 + 64:
                     # V
@@ -622,8 +678,8 @@ def gdn_bwd_fused_sm90(
                         tail = seq_bound(cu_seqlens, num_seqs, num_tokens)
                         for r in T.serial(num_tokens - tail):
                             for c in T.Parallel(K):
-                                dq[tail + r, hv, c] = T.cast(0, dtype)
-                                dk[tail + r, hv, c] = T.cast(0, dtype)
+                                dq[tail + r, hq, c] = T.cast(0, dtype)  # (by each CTA of a group)
+                                dk[tail + r, hq, c] = T.cast(0, dtype)
                                 dv[tail + r, hv, c] = T.cast(0, dtype)
                             if tx == 384 + 32:
                                 dg[tail + r, hv] = 0.0
@@ -656,5 +712,8 @@ def gdn_bwd_fused_sm90(
                             b_s[st, r] = T.if_then_else(r < n_valid, beta[T.min(t0 + r, num_tokens - 1), hv], 0.0)
                         T.fence_proxy_async()
                         T.barrier_arrive(bar_ab[st])
+
+            if cluster_sum:
+                cluster_sync()
 
     return gdn_bwd_fused

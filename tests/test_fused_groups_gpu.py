@@ -1,0 +1,147 @@
+"""The fused backward at two v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1: tilelang_src/sm90/gdn_bwd_fused.py with
+cluster_sum, the group's two CTAs of a segment row one cluster, dq and dk summed through distributed shared memory)
+on the GPU (skipped elsewhere, and where the build has no such variant): that it is what ran, and only where asked;
+its gradients against float64 with the backward's tolerance over single sequences with partial chunks, a ragged batch
+with an empty sequence and a padding tail (exactly zero gradients there), context parallelism forced and automatic,
+the state options and fp16; that it agrees with the two passes and repeats bit for bit; and that an invalid setting is
+an error."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import flashqla
+from flashqla.reference import chunk_bwd_ref
+from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
+from test_gdn_bwd_gpu import DEV, flashqla_grads, run_case
+
+pytestmark = pytest.mark.gpu
+
+
+def has_group_kernel(group: int) -> bool:
+    if not torch.cuda.is_available():
+        return False
+    major, minor = torch.cuda.get_device_capability()
+    return any(k["kernel"] == "gdn_bwd_fused" and k["family"] == f"sm{major}{minor}"
+               and k.get("key", {}).get("gmax") == group
+               for k in flashqla.build_manifest().get("kernels", []))
+
+
+@pytest.fixture(autouse=True)
+def groups_on(monkeypatch):
+    if not has_group_kernel(2):
+        pytest.skip("this build has no fused backward for two v-heads per qk-head on this GPU's family (sm90 only)")
+    monkeypatch.setenv("FLASHQLA_FUSED_BWD", "1")
+    monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "1")
+
+
+def kernels_of_a_backward(p):
+    """The CUDA kernel names one forward and backward ran."""
+    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        o, _ = flashqla.chunk_gated_delta_rule(**leaves)
+        o.float().sum().backward()
+        torch.cuda.synchronize()
+    return {e.key for e in prof.key_averages()}
+
+
+def test_the_cluster_kernel_runs_only_where_asked(monkeypatch):
+    p = make_problem(1, 1000, 4, 8, device=DEV)
+    names = kernels_of_a_backward(p)
+    assert any("gdn_bwd_fused" in n and "gmax2" in n for n in names), names
+    assert not any("gdn_bwd_chunk" in n for n in names), names
+    for setting in ("0", None):  # off, and off by default
+        if setting is None:
+            monkeypatch.delenv("FLASHQLA_FUSED_GROUPS")
+        else:
+            monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", setting)
+        names = kernels_of_a_backward(p)
+        assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
+    monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "1")
+    monkeypatch.setenv("FLASHQLA_FUSED_BWD", "0")  # the fused backward off turns its groups off too
+    assert not any("gdn_bwd_fused" in n for n in kernels_of_a_backward(p))
+
+
+def test_a_group_without_a_variant_keeps_the_two_passes():
+    group = 4
+    if has_group_kernel(group):
+        pytest.skip("this build has a fused backward for four v-heads per qk-head")
+    names = kernels_of_a_backward(make_problem(1, 1000, 2, 2 * group, device=DEV))
+    assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
+
+
+@pytest.mark.parametrize("H", [1, 2, 16])
+@pytest.mark.parametrize("T", [1, 63, 64, 65, 1000, 4096])
+def test_cluster_bwd_single_sequence(T, H):
+    run_case(make_problem(1, T, H, 2 * H, device=DEV), f"cluster bwd B=1 T={T} H={H} HV={2 * H}")
+
+
+@pytest.mark.parametrize("cp", [0, 1, 3, -1], ids=["cp-off", "cp1", "cp3", "cp-auto"])
+def test_cluster_bwd_ragged_with_tail(cp):
+    """Partial chunks, an empty sequence, a padding tail, segments forced and automatic (the group's CTAs of a row walk
+    the same chunks); against the float64 chunked backward from the forward's own g_cumsum and A."""
+    lengths, tail = [130, 0, 64, 77, 1000], 37
+    N, T, H, HV = len(lengths), sum(lengths) + tail, 2, 4
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, T, H, HV, device=DEV, N=N)
+    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
+                                              initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=0)
+    do = torch.randn_like(p["v"])
+    dht = torch.randn(N, HV, 128, 128, device=DEV) / 8
+    scale = 128 ** -0.5
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
+                        p["initial_state"], cu, False)
+    got = flashqla.chunk_gated_delta_rule_bwd(
+        p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
+        initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=cp)
+    what = f"cluster bwd ragged cp_segment_chunks={cp}"
+    for name, want in zip(("dq", "dk", "dv", "dg", "dbeta", "dh0"), ref):
+        err = record(name, rel_err(getattr(got, name), want), what)
+        assert err <= TOL["grad"], f"{what}: {name} rel err {err:.3e}"
+    end = sum(lengths)
+    for name in ("dq", "dk", "dv", "dg", "dbeta"):  # the whole padding tail gets exactly zero gradient
+        t = getattr(got, name)
+        assert torch.equal(t[:, end:], torch.zeros_like(t[:, end:])), name
+
+
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("h0", [False, True], ids=["no-h0", "h0"])
+def test_cluster_bwd_state_options(h0, state_v_first):
+    p = make_problem(1, 700, 2, 4, device=DEV)
+    if not h0:
+        p["initial_state"] = None
+    run_case(p, f"cluster bwd h0={h0} state_v_first={state_v_first}", state_v_first=state_v_first)
+
+
+def test_cluster_bwd_fp16_batch_and_long():
+    run_case(make_problem(1, 2000, 2, 4, dtype=torch.float16, device=DEV, gate="mild"), "cluster bwd fp16 mild gate")
+    run_case(make_problem(3, 1000, 4, 8, device=DEV), "cluster bwd B=3 T=1000 H=4 HV=8")
+    run_case(make_problem(1, 16384, 16, 32, device=DEV), "cluster bwd B=1 T=16384 H=16 HV=32 (automatic CP)")
+
+
+def test_cluster_bwd_matches_the_two_passes_and_repeats(monkeypatch):
+    """Within the backward's tolerance of the two passes (dq and dk summed from bf16 parts instead of in fp32), and the
+    same bits on a second run (each sum is the receiver's part plus the others' in rank order)."""
+    lengths = [3000, 1500, 64]
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, sum(lengths), 4, 8, device=DEV, N=len(lengths))
+    do = torch.randn(1, sum(lengths), 8, 128, device=DEV)
+    dht = torch.randn(len(lengths), 8, 128, 128, device=DEV) / 8
+    cluster = flashqla_grads(p, do, dht, cu_seqlens=cu)
+    again = flashqla_grads(p, do, dht, cu_seqlens=cu)
+    for n in cluster:
+        assert torch.equal(cluster[n], again[n]), n
+    monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "0")
+    pair = flashqla_grads(p, do, dht, cu_seqlens=cu)
+    for n in cluster:
+        assert rel_err(cluster[n], pair[n].double()) <= 1e-2, n
+
+
+def test_an_invalid_setting_is_an_error(monkeypatch):
+    monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "2")
+    p = make_problem(1, 100, 2, 4, device=DEV)
+    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
+    o, _ = flashqla.chunk_gated_delta_rule(**leaves)
+    with pytest.raises(RuntimeError, match="FLASHQLA_FUSED_GROUPS must be 0 or 1"):
+        o.float().sum().backward()
