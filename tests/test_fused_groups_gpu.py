@@ -1,4 +1,4 @@
-"""The fused backward at two v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1: tilelang_src/sm90/gdn_bwd_fused.py with
+"""The fused backward at two (and three and four) v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1: tilelang_src/sm90/gdn_bwd_fused.py with
 cluster_sum, the group's two CTAs of a segment row one cluster, dq and dk summed through distributed shared memory)
 on the GPU (skipped elsewhere, and where the build has no such variant): that it is what ran, and only where asked;
 its gradients against float64 with the backward's tolerance over single sequences with partial chunks, a ragged batch
@@ -64,10 +64,10 @@ def test_the_cluster_kernel_runs_only_where_asked(monkeypatch):
 
 
 def test_a_group_without_a_variant_keeps_the_two_passes():
-    group = 4
+    group = 8
     if has_group_kernel(group):
-        pytest.skip("this build has a fused backward for four v-heads per qk-head")
-    names = kernels_of_a_backward(make_problem(1, 1000, 2, 2 * group, device=DEV))
+        pytest.skip("this build has a fused backward for eight v-heads per qk-head")
+    names = kernels_of_a_backward(make_problem(1, 1000, 1, group, device=DEV))
     assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
 
 
@@ -75,6 +75,18 @@ def test_a_group_without_a_variant_keeps_the_two_passes():
 @pytest.mark.parametrize("T", [1, 63, 64, 65, 1000, 4096])
 def test_cluster_bwd_single_sequence(T, H):
     run_case(make_problem(1, T, H, 2 * H, device=DEV), f"cluster bwd B=1 T={T} H={H} HV={2 * H}")
+
+
+@pytest.mark.parametrize("group", [3, 4])
+@pytest.mark.parametrize("T", [65, 1000, 4096])
+def test_cluster_bwd_larger_groups(T, group):
+    """Three and four v-heads per qk-head (rank 0 adds two or three staged dq parts, rank G - 1 the dk parts), where
+    the build has those variants: the kernel ran, and the gradients against float64."""
+    if not has_group_kernel(group):
+        pytest.skip(f"this build has no fused backward for {group} v-heads per qk-head")
+    p = make_problem(1, T, 2, 2 * group, device=DEV)
+    assert any("gdn_bwd_fused" in n and f"gmax{group}" in n for n in kernels_of_a_backward(p))
+    run_case(p, f"cluster bwd B=1 T={T} H=2 HV={2 * group}")
 
 
 @pytest.mark.parametrize("cp", [0, 1, 3, -1], ids=["cp-off", "cp1", "cp3", "cp-auto"])

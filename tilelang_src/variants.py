@@ -194,12 +194,14 @@ EXTRA_PROGRAMS = {
              ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
               dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8, dq_fold=True,
                    regs=(160, 168, 160, 24)), (("gmax", 1),)),
-             # two v-heads per qk-head (gmax 2, exactly: the cluster is the group): the same kernel with dq and dk
-             # summed over a cluster of the group's two CTAs through distributed shared memory (cluster_sum; rank 0
-             # stores dq, rank 1 dk). csrc/ops/gdn_bwd.cpp runs it where FLASHQLA_FUSED_GROUPS=1
-             ("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
-              dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8, dq_fold=True,
-                   regs=(160, 168, 160, 24), group=2, cluster_sum=True), (("gmax", 2),)),
+             # two, three and four v-heads per qk-head (gmax G, exactly: the cluster is the group): the same kernel
+             # with dq and dk summed over a cluster of the group's G CTAs through distributed shared memory
+             # (cluster_sum; rank 0 stores dq, rank G - 1 dk). csrc/ops/gdn_bwd.cpp runs it where
+             # FLASHQLA_FUSED_GROUPS=1
+             *[("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
+                dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8, dq_fold=True,
+                     regs=(160, 168, 160, 24), group=group, cluster_sum=True), (("gmax", group),))
+               for group in (2, 3, 4)],
              # the forward with the state as the register operand (S^T in one or two math warpgroups, no shared-memory
              # round trip and no barrier between warpgroups on the chain; docs/fwd_rs.md): its own launcher table, the
              # forward's main pass where FLASHQLA_FWD_RS=1 (csrc/ops/dispatch.h fwd_rs_requested). Registers at BV =
