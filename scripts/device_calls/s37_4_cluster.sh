@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Thirty-seventh session: the fused backward at two to four v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1, the cluster variant
-# of tilelang_src/sm90/gdn_bwd_fused.py) on the carried wheel: a smoke run first (a hang or an error stops the call
-# there), its GPU tests, the backward's files with it on, then the backward alone at two of the published
-# backward's head configurations and the (16, 32) training step, flashqla alone, 0 / 1 / 0, and the step's kernels.
-# Needs .carry/flashqla-*.whl. About 330 s.
+# Thirty-seventh session: the fused backward at two to four v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1, the
+# cluster variants of tilelang_src/sm90/gdn_bwd_fused.py) on the carried wheel: a smoke run first (a hang or an error
+# stops the call there), its GPU tests, the backward's files with it on, then the backward alone at two of the published
+# backward's head configurations and the training step at (16, 32), (16, 48), (16, 64), (2, 8), flashqla alone, 0 / 1
+# (/ 0), and the step's kernels. Needs .carry/flashqla-*.whl. About 330 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
