@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Thirty-seventh session: the fused backward at two to four v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1, the
 # cluster variants of tilelang_src/sm90/gdn_bwd_fused.py) on the carried wheel: a smoke run first (a hang or an error
-# stops the call there), its GPU tests, the backward's files with it on, then the backward alone at two of the published
-# backward's head configurations and the training step at (16, 32), (16, 48), (16, 64), (2, 8), flashqla alone, 0 / 1
-# (/ 0), and the step's kernels. Needs .carry/flashqla-*.whl. About 330 s.
+# stops the call there), its GPU tests, the one-v-head fused backward's file, then the backward alone at two of the published
+# backward's head configurations and the training step at (16, 32), (16, 48), (16, 64), (2, 8), flashqla alone, 0 /
+# 1, and the step's kernels. Needs .carry/flashqla-*.whl. About 280 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
@@ -24,10 +24,9 @@ rc=$?
 echo "smoke rc=$rc"
 [ $rc -eq 0 ] || exit 1
 FLASHQLA_FUSED_GROUPS=1 run_pytest "$OUT/pytest_groups.log" 200 gpu tests/test_fused_groups_gpu.py
-FLASHQLA_FUSED_GROUPS=1 run_pytest "$OUT/pytest_bwd_groups.log" 200 gpu tests/test_gdn_bwd_gpu.py \
-  tests/test_fused_bwd_gpu.py
+FLASHQLA_FUSED_GROUPS=1 run_pytest "$OUT/pytest_bwd_groups.log" 120 gpu tests/test_fused_bwd_gpu.py
 AB_TIMEOUT=100 ab_runs bwd "16,32 2,4" "1x32768 1x8192 8192x4 4096x8 2048x4 1024x8" \
-  pair=/tmp/site:FLASHQLA_FUSED_GROUPS=0 cluster=/tmp/site:FLASHQLA_FUSED_GROUPS=1 pair_again=/tmp/site:FLASHQLA_FUSED_GROUPS=0
+  pair=/tmp/site:FLASHQLA_FUSED_GROUPS=0 cluster=/tmp/site:FLASHQLA_FUSED_GROUPS=1
 AB_TIMEOUT=100 ab_runs fwdbwd "16,32" "1x8192 8192x4 4096x8 1024x8" \
   pair=/tmp/site:FLASHQLA_FUSED_GROUPS=0 cluster=/tmp/site:FLASHQLA_FUSED_GROUPS=1
 # three and four v-heads per qk-head (the training step's other head configurations)
