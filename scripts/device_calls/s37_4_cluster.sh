@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Thirty-seventh session: the fused backward at two to four v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1, the
-# cluster variants of tilelang_src/sm90/gdn_bwd_fused.py) on the carried wheel: a smoke run first (a hang or an error
-# stops the call there), its GPU tests, the one-v-head fused backward's file, then the backward alone at two of the published
-# backward's head configurations and the training step at (16, 32), (16, 48), (16, 64), (2, 8), flashqla alone, 0 /
-# 1, and the step's kernels. Needs .carry/flashqla-*.whl. About 280 s.
+# cluster variants of tilelang_src/sm90/gdn_bwd_fused.py) on the carried wheel, most wanted first (the call may be cut
+# by the device time left): a smoke run (a hang or an error stops the call there), its GPU tests, the backward alone
+# at (16, 32) 0 / 1, the one-v-head fused backward's tests, the training step at (16, 32), the backward at (2, 4), the
+# step at three and four v-heads per qk-head, the step's kernels; flashqla alone. Needs .carry/flashqla-*.whl.
+# About 280 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
@@ -24,12 +25,11 @@ rc=$?
 echo "smoke rc=$rc"
 [ $rc -eq 0 ] || exit 1
 FLASHQLA_FUSED_GROUPS=1 run_pytest "$OUT/pytest_groups.log" 200 gpu tests/test_fused_groups_gpu.py
-FLASHQLA_FUSED_GROUPS=1 run_pytest "$OUT/pytest_bwd_groups.log" 120 gpu tests/test_fused_bwd_gpu.py
-AB_TIMEOUT=100 ab_runs bwd "16,32 2,4" "1x32768 1x8192 8192x4 4096x8 2048x4 1024x8" \
-  pair=/tmp/site:FLASHQLA_FUSED_GROUPS=0 cluster=/tmp/site:FLASHQLA_FUSED_GROUPS=1
-AB_TIMEOUT=100 ab_runs fwdbwd "16,32" "1x8192 8192x4 4096x8 1024x8" \
-  pair=/tmp/site:FLASHQLA_FUSED_GROUPS=0 cluster=/tmp/site:FLASHQLA_FUSED_GROUPS=1
-# three and four v-heads per qk-head (the training step's other head configurations)
-AB_TIMEOUT=100 ab_runs fwdbwd "16,48 16,64 2,8" "8192x4 1024x8" \
-  pair=/tmp/site:FLASHQLA_FUSED_GROUPS=0 cluster=/tmp/site:FLASHQLA_FUSED_GROUPS=1
+ON=/tmp/site:FLASHQLA_FUSED_GROUPS=1
+OFF=/tmp/site:FLASHQLA_FUSED_GROUPS=0
+AB_TIMEOUT=100 ab_runs bwd "16,32" "1x32768 1x8192 8192x4 4096x8 2048x4 1024x8" pair=$OFF cluster=$ON
+FLASHQLA_FUSED_GROUPS=1 run_pytest "$OUT/pytest_fused.log" 120 gpu tests/test_fused_bwd_gpu.py
+AB_TIMEOUT=100 ab_runs fwdbwd "16,32" "1x8192 8192x4 4096x8 1024x8" pair_step=$OFF cluster_step=$ON
+AB_TIMEOUT=100 ab_runs bwd "2,4" "1x32768 1x8192 8192x4 1024x8" pair24=$OFF cluster24=$ON
+AB_TIMEOUT=100 ab_runs fwdbwd "16,48 16,64 2,8" "8192x4 1024x8" pair_g34=$OFF cluster_g34=$ON
 FLASHQLA_FUSED_GROUPS=1 profile_step 1 "16,32" "8192x4" 60
