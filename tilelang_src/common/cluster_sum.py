@@ -47,7 +47,8 @@ __device__ __forceinline__ unsigned fq_add2(unsigned a, unsigned b, bool is_bf16
   return out;
 }
 // tile (bytes of this CTA's shared memory) += the same bytes of CTA `rank`, by the `threads` threads of named
-// barrier `bar_id` (this one is thread `tid`), after a sync of those threads (their own parts are all staged)
+// barrier `bar_id` (this one is thread `tid`), between two syncs of those threads: their own part is all staged
+// before, and each reads the whole sum after
 __device__ __forceinline__ void fq_add_remote_tile(void* tile, int bytes, int rank, int tid, int threads, int bar_id,
                                                    bool is_bf16) {
   asm volatile("bar.sync %0, %1;" : : "r"(bar_id), "r"(threads) : "memory");
@@ -63,6 +64,7 @@ __device__ __forceinline__ void fq_add_remote_tile(void* tile, int bytes, int ra
                  : : "r"(local + off), "r"(fq_add2(l0, r0, is_bf16)), "r"(fq_add2(l1, r1, is_bf16)),
                      "r"(fq_add2(l2, r2, is_bf16)), "r"(fq_add2(l3, r3, is_bf16)) : "memory");
   }
+  asm volatile("bar.sync %0, %1;" : : "r"(bar_id), "r"(threads) : "memory");
 }
 __device__ __forceinline__ void fq_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" : : : "memory");
@@ -84,9 +86,9 @@ def arrive_cluster(bar, rank):
 
 @T.macro
 def add_remote_tile(tile, rank, tid, threads, bar_id, nbytes, is_bf16):
-    """tile += the staged tile of the cluster's CTA `rank` (16-bit floats, nbytes of shared memory), by the `threads`
-    threads that staged this CTA's tile (thread `tid` of them; they first sync on named barrier `bar_id`, which no
-    other role may use)."""
+    """tile += the staged tile of the cluster's CTA `rank` (16-bit floats, nbytes of shared memory), by `threads`
+    threads of one role (thread `tid` of them), which sync on named barrier `bar_id` (no other role may use it) before
+    and after: this CTA's own part must be staged (or acquired) by all of them before."""
     T.call_extern("handle", "fq_add_remote_tile", T.address_of(tile[0, 0]), nbytes, rank, tid, threads, bar_id,
                   is_bf16)
 

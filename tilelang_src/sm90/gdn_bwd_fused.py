@@ -46,8 +46,9 @@ from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
-# named barriers of WA's and WK's threads before a cluster sum (TileLang numbers its own from 1 up: 10 in this kernel)
-BAR_WA_SUM, BAR_WK_SUM = 14, 15
+# named barriers of the threads that add a cluster's staged parts (TileLang numbers its own from 1 up: 10 in this
+# kernel): WS's (sum_in_ws), else WA's and WK's
+BAR_WS_SUM, BAR_WA_SUM, BAR_WK_SUM = 13, 14, 15
 
 
 def gdn_bwd_fused_sm90(
@@ -107,13 +108,18 @@ def gdn_bwd_fused_sm90(
     pdl: bool = False,
     # v-heads per qk-head. At more than one, the group's CTAs of a segment row form a thread-block cluster (cluster_sum
     # must be set) and sum dq and dk through distributed shared memory (common/cluster_sum.py): each CTA stages its
-    # v-head's part in its own buffer (Q's for dq, dVd's for dk) as at one v-head; rank 0 pulls the others' dq into its
-    # fp32 dQ before staging and storing the sum, rank group - 1 likewise dk (at two v-heads each CTA stores one of
-    # them); a sender's buffer is refilled once its receiver has read it. dg and dbeta stay per v-head (their row
-    # products are taken before the sum). The parts are summed as bf16 (their staged form): the sum carries up to
-    # group roundings instead of one. docs/fused_bwd_plan.md, "The group sum by a cluster"
+    # v-head's part in its own buffer (Q's for dq, dVd's for dk) as at one v-head; rank 0 adds the others' staged dq
+    # into its own and stores the sum, rank group - 1 likewise dk (at two v-heads each CTA stores one of them); a
+    # sender's buffer is refilled once its receiver has read it. dg and dbeta stay per v-head (their row products are
+    # taken before the sum). The parts are summed in their staged form (bf16 or fp16): one rounding per part and one
+    # per sum instead of one in all. docs/fused_bwd_plan.md, "The group sum by a cluster"
     group: int = 1,
     cluster_sum: bool = False,
+    # (cluster_sum) the receivers' WS adds the senders' staged parts just before it stores the sum (it waits for its
+    # own WA's and WK's staged parts there anyway: the adds and the wait for the sender stay off WA's and WK's chains;
+    # a sender's buffer is freed at the point its own WS would have freed it after its store), else the receivers' WA
+    # (dq) and WK (dk) add them right after staging their own (the first version written)
+    sum_in_ws: bool = True,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
@@ -283,9 +289,6 @@ def gdn_bwd_fused_sm90(
                 # receivers arrive on the senders' q_free and dk_stored once they have read the staged part
                 dq_in = T.alloc_cluster_barrier(128 * (group - 1))
                 dk_in = T.alloc_cluster_barrier(128 * (group - 1))
-            # which CTA of a cluster stores dq and dk (every CTA at one v-head per qk-head)
-            stores_dq = rank == 0 if cluster_sum else True
-            stores_dk = rank == group - 1 if cluster_sum else True
 
             tx = T.get_thread_binding()
 
@@ -375,14 +378,14 @@ def gdn_bwd_fused_sm90(
                         T.barrier_wait(ws_q[0], ph)
                         T.copy(dqf, q_s)
                         if cluster_sum:
-                            if rank == 0:
+                            if rank != 0:
+                                arrive_cluster(dq_in, 0)
+                            elif not sum_in_ws:
                                 wait_cluster(dq_in, ph)
                                 for s in T.unroll(group - 1):
                                     add_remote_tile(q_s, s + 1, tx, 128, BAR_WA_SUM, BT * K * 2, is_bf16)
                                 for s in T.unroll(group - 1):
                                     arrive_cluster(q_free, s + 1)
-                            else:
-                                arrive_cluster(dq_in, 0)
                         T.barrier_arrive(bar_dqs[0])
                     # ---- E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
                     gate_e(ma, pa, gm, sq_s, g_s, a_s, b_s, st, hold_gamma, BT)
@@ -554,14 +557,14 @@ def gdn_bwd_fused_sm90(
                     # In a cluster the others hand their staged dk to rank group - 1, which adds them into its own
                     T.copy(dkf, dvd_s)
                     if cluster_sum:
-                        if rank == group - 1:
+                        if rank != group - 1:
+                            arrive_cluster(dk_in, group - 1)
+                        elif not sum_in_ws:
                             wait_cluster(dk_in, ph)
                             for s in T.unroll(group - 1):
                                 add_remote_tile(dvd_s, s, tx - 128, 128, BAR_WK_SUM, BT * K * 2, is_bf16)
                             for s in T.unroll(group - 1):
                                 arrive_cluster(dk_stored, s)
-                        else:
-                            arrive_cluster(dk_in, group - 1)
                     T.barrier_arrive(bar_dkst[0])
 
             elif tx < 384:
@@ -611,8 +614,20 @@ def gdn_bwd_fused_sm90(
                     T.copy(ds_frag, dh_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dh[0])
-                    # ---- dq stored from Q's buffer (in a cluster by rank 0: the others' Q buffers are freed by it)
-                    if stores_dq:
+                    # ---- dq stored from Q's buffer; in a cluster by rank 0 (with sum_in_ws once it has added the
+                    # others' staged dq into its own: then their Q buffers are free)
+                    if cluster_sum:
+                        if rank == 0:
+                            T.barrier_wait(bar_dqs[0], ph)
+                            if sum_in_ws:
+                                wait_cluster(dq_in, ph)
+                                for s in T.unroll(group - 1):
+                                    add_remote_tile(q_s, s + 1, tx - 256, 128, BAR_WS_SUM, BT * K * 2, is_bf16)
+                                for s in T.unroll(group - 1):
+                                    arrive_cluster(q_free, s + 1)
+                            store_chunk_rows(q_s, dq, t0, hq, n_valid, n_valid, BT, K, dtype)
+                            T.barrier_arrive(q_free[0])
+                    else:
                         T.barrier_wait(bar_dqs[0], ph)
                         store_chunk_rows(q_s, dq, t0, hq, n_valid, n_valid, BT, K, dtype)
                         T.barrier_arrive(q_free[0])
@@ -634,8 +649,19 @@ def gdn_bwd_fused_sm90(
                             dg[t0 + r, hv] = dgc_s[r]
                             dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
                     T.barrier_arrive(sums_read[0])
-                    # ---- dk stored from dVd's buffer (in a cluster by rank group - 1)
-                    if stores_dk:
+                    # ---- dk stored from dVd's buffer; in a cluster by rank group - 1 (with sum_in_ws once it has added
+                    # the others' staged dk into its own)
+                    if cluster_sum:
+                        if rank == group - 1:
+                            if sum_in_ws:
+                                wait_cluster(dk_in, ph)
+                                for s in T.unroll(group - 1):
+                                    add_remote_tile(dvd_s, s, tx - 256, 128, BAR_WS_SUM, BT * K * 2, is_bf16)
+                                for s in T.unroll(group - 1):
+                                    arrive_cluster(dk_stored, s)
+                            store_chunk_rows(dvd_s, dk, t0, hq, n_valid, n_valid, BT, K, dtype)
+                            T.barrier_arrive(dk_stored[0])
+                    else:
                         store_chunk_rows(dvd_s, dk, t0, hq, n_valid, n_valid, BT, K, dtype)
                         T.barrier_arrive(dk_stored[0])
                 end_state(ds_frag, 0, n_iter, dh0, 0, NSEG, seg, store_dh0 != 0 and is_first and n < num_seqs, dh0, n,
