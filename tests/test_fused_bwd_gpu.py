@@ -1,4 +1,4 @@
-"""The fused backward (tilelang_src/sm90/gdn_bwd_fused.py: one v-head per qk-head, by default) on the GPU
+"""The fused backward (tilelang_src/sm90/gdn_bwd_fused.py) at one v-head per qk-head on the GPU
 (skipped elsewhere, and where the build has no fused kernel for this GPU's family): its gradients against float64 with
 the backward's tolerance (tests/test_gdn_bwd_gpu.py), over single sequences with partial chunks, ragged batches with
 an empty sequence and a padding tail (whose gradients must be exactly zero), context parallelism forced and automatic,
@@ -58,8 +58,11 @@ def test_the_fused_kernel_is_the_default_and_0_turns_it_off(monkeypatch):
     assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
 
 
-def test_larger_groups_keep_the_two_passes():
-    names = kernels_of_a_backward(make_problem(1, 1000, 2, 4, device=DEV))
+def test_larger_groups_keep_the_two_passes(monkeypatch):
+    """By default four v-heads per qk-head run the two passes (two run the cluster variant:
+    tests/test_fused_groups_gpu.py)."""
+    monkeypatch.delenv("FLASHQLA_FUSED_GROUPS", raising=False)
+    names = kernels_of_a_backward(make_problem(1, 1000, 2, 8, device=DEV))
     assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
 
 

@@ -1,6 +1,7 @@
-"""The fused backward at two (and three and four) v-heads per qk-head (FLASHQLA_FUSED_GROUPS=1: tilelang_src/sm90/gdn_bwd_fused.py with
-cluster_sum, the group's two CTAs of a segment row one cluster, dq and dk summed through distributed shared memory)
-on the GPU (skipped elsewhere, and where the build has no such variant): that it is what ran, and only where asked;
+"""The fused backward at two v-heads per qk-head (by default) and three and four (FLASHQLA_FUSED_GROUPS=1):
+tilelang_src/sm90/gdn_bwd_fused.py with cluster_sum, the group's CTAs of a segment row one cluster, dq and dk summed
+through distributed shared memory, on the GPU (skipped elsewhere, and where the build has no such variant): that it
+is what ran, and only where it should;
 its gradients against float64 with the backward's tolerance over single sequences with partial chunks, a ragged batch
 with an empty sequence and a padding tail (exactly zero gradients there), context parallelism forced and automatic,
 the state options and fp16; that it agrees with the two passes and repeats bit for bit; and that an invalid setting is
@@ -46,29 +47,36 @@ def kernels_of_a_backward(p):
     return {e.key for e in prof.key_averages()}
 
 
-def test_the_cluster_kernel_runs_only_where_asked(monkeypatch):
-    p = make_problem(1, 1000, 4, 8, device=DEV)
-    names = kernels_of_a_backward(p)
-    assert any("gdn_bwd_fused" in n and "gmax2" in n for n in names), names
-    assert not any("gdn_bwd_chunk" in n for n in names), names
-    for setting in ("0", None):  # off, and off by default
-        if setting is None:
-            monkeypatch.delenv("FLASHQLA_FUSED_GROUPS")
-        else:
-            monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", setting)
-        names = kernels_of_a_backward(p)
-        assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
+def fused_ran(names: set, group: int) -> bool:
+    """The cluster kernel of that group ran and the two passes' chunk kernel did not (or the other way round: False)."""
+    fused = any("gdn_bwd_fused" in n and f"gmax{group}" in n for n in names)
+    chunk = any("gdn_bwd_chunk" in n for n in names)
+    assert fused != chunk, names
+    return fused
+
+
+def test_the_cluster_kernel_runs_where_it_should(monkeypatch):
+    """By default at two v-heads per qk-head only; with FLASHQLA_FUSED_GROUPS=1 at every group the build has; with 0
+    nowhere; with FLASHQLA_FUSED_BWD=0 nowhere either."""
+    two = make_problem(1, 1000, 4, 8, device=DEV)
+    four = make_problem(1, 1000, 2, 8, device=DEV)
+    assert fused_ran(kernels_of_a_backward(two), 2)
+    assert fused_ran(kernels_of_a_backward(four), 4) == has_group_kernel(4)
+    monkeypatch.delenv("FLASHQLA_FUSED_GROUPS")
+    assert fused_ran(kernels_of_a_backward(two), 2)
+    assert not fused_ran(kernels_of_a_backward(four), 4)
+    monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "0")
+    assert not fused_ran(kernels_of_a_backward(two), 2)
     monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "1")
     monkeypatch.setenv("FLASHQLA_FUSED_BWD", "0")  # the fused backward off turns its groups off too
-    assert not any("gdn_bwd_fused" in n for n in kernels_of_a_backward(p))
+    assert not fused_ran(kernels_of_a_backward(two), 2)
 
 
 def test_a_group_without_a_variant_keeps_the_two_passes():
     group = 8
     if has_group_kernel(group):
         pytest.skip("this build has a fused backward for eight v-heads per qk-head")
-    names = kernels_of_a_backward(make_problem(1, 1000, 1, group, device=DEV))
-    assert not any("gdn_bwd_fused" in n for n in names) and any("gdn_bwd_chunk" in n for n in names), names
+    assert not fused_ran(kernels_of_a_backward(make_problem(1, 1000, 1, group, device=DEV)), group)
 
 
 @pytest.mark.parametrize("H", [1, 2, 16])
@@ -85,7 +93,7 @@ def test_cluster_bwd_larger_groups(T, group):
     if not has_group_kernel(group):
         pytest.skip(f"this build has no fused backward for {group} v-heads per qk-head")
     p = make_problem(1, T, 2, 2 * group, device=DEV)
-    assert any("gdn_bwd_fused" in n and f"gmax{group}" in n for n in kernels_of_a_backward(p))
+    assert fused_ran(kernels_of_a_backward(p), group)
     run_case(p, f"cluster bwd B=1 T={T} H=2 HV={2 * group}")
 
 

@@ -41,7 +41,8 @@ def test_every_family_has_the_same_kernels_and_keys():
     optional = {"gdn_bwd_fused", "gdn_fwd_rs", "gdn_fwd_noprep", "gdn_chunk_prep_a"}
     for (family, _), more in extras.items():
         assert {k for k, _ in more} <= {k for k, _ in rows[0]} | optional and not more & rows[0], (family, more)
-    assert ("gdn_bwd_fused", (("dtype", "bf16"), ("gmax", 1))) in extras[("sm90", "sm_90a")]
+    for gmax in (1, 2, 3, 4):  # one v-head per qk-head, and the cluster variants (gdn_bwd.cpp takes gmax == HV / H)
+        assert ("gdn_bwd_fused", (("dtype", "bf16"), ("gmax", gmax))) in extras[("sm90", "sm_90a")]
     for bv in (64, 128):  # the register-operand forward at both widths (csrc/ops/gdn_common.cpp matches the plan's)
         assert ("gdn_fwd_rs", (("dtype", "bf16"), ("bv", bv))) in extras[("sm90", "sm_90a")]
     assert ("gdn_fwd_noprep", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]

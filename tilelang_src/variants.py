@@ -196,8 +196,9 @@ EXTRA_PROGRAMS = {
                    regs=(160, 168, 160, 24)), (("gmax", 1),)),
              # two, three and four v-heads per qk-head (gmax G, exactly: the cluster is the group): the same kernel
              # with dq and dk summed over a cluster of the group's G CTAs through distributed shared memory
-             # (cluster_sum; rank 0 stores dq, rank G - 1 dk). csrc/ops/gdn_bwd.cpp runs it where
-             # FLASHQLA_FUSED_GROUPS=1
+             # (cluster_sum; rank 0 stores dq, rank G - 1 dk). csrc/ops/gdn_bwd.cpp runs it by default at G = 2 (H100,
+             # the backward at (16, 32) 0.98-1.32x the two passes' speed, the step 1.04-1.24x), at 3 and 4 only where
+             # FLASHQLA_FUSED_GROUPS=1 (the step 0.66-0.93x there; 37th session, benchmarks/results/s37/README.md)
              *[("gdn_bwd_fused", "sm90.gdn_bwd_fused", "gdn_bwd_fused_sm90",
                 dict(K=128, V=128, BT=64, dl_in_wk=True, hold_gamma=True, hs_gemm=True, row_pad=8, dq_fold=True,
                      regs=(160, 168, 160, 24), group=group, cluster_sum=True), (("gmax", group),))

@@ -7,8 +7,8 @@
 // and v-head forms every gradient on its walk, with its own segment plan (the warm-up pass and the correction of
 // context parallelism stay as they are). H200, flashqla alone (benchmarks/results/H200_fused_bwd.md): the training
 // step 0.75-0.95x the two passes' time at (16, 16) and (32, 32), the backward alone 0.69-0.92x. FLASHQLA_FUSED_BWD=0
-// keeps the two passes. At groups of v-heads the fused kernel's cluster variant (a cluster per group, dq and dk summed
-// through distributed shared memory) runs where FLASHQLA_FUSED_GROUPS=1 and the build has one of that group size.
+// keeps the two passes. At two v-heads per qk-head the fused kernel's cluster variant (a cluster per group, dq and dk
+// summed through distributed shared memory) runs by default (FLASHQLA_FUSED_GROUPS below).
 #include <cstring>
 #include <vector>
 
@@ -33,10 +33,15 @@ bool chunk_kernel_sums_groups(const char* family) { return std::strcmp(family, "
 // applies
 bool fused_bwd_requested() { return env_setting_01("FLASHQLA_FUSED_BWD") != 0; }
 
-// FLASHQLA_FUSED_GROUPS (read on every call): "1" runs the fused backward at G > 1 v-heads per qk-head too, by its
-// variant of key gmax == G (the G CTAs of a segment row form a cluster; rank 0 stores dq, rank G - 1 dk) where the
-// build has one; "0" or unset: the two passes there. Off: written in the 37th session, not yet measured
-bool fused_groups_requested() { return env_setting_01("FLASHQLA_FUSED_GROUPS") == 1; }
+// Whether the fused backward runs at G > 1 v-heads per qk-head, by its variant of key gmax == G (the G CTAs of a
+// segment row form a cluster; rank 0 stores dq, rank G - 1 dk) where the build has one. FLASHQLA_FUSED_GROUPS (read
+// on every call): "1" at every such G, "0" at none, unset at G = 2 only. H100, flashqla alone, against the two passes
+// (37th session, benchmarks/results/s37/README.md): the backward at (16, 32) 0.98x (1x32768) and 1.06-1.32x the
+// speed elsewhere, the training step 1.04-1.24x; at (2, 4) 0.95-1.11x; at three and four v-heads the step 0.66-0.93x
+bool fused_at_group(int64_t group) {
+  const int setting = env_setting_01("FLASHQLA_FUSED_GROUPS");
+  return group == 1 || setting == 1 || (setting == -1 && group == 2);
+}
 
 // [1, T, HV, K] fp32 per v-head -> [1, T, H, K] in dtype (sum over the HV / H v-heads of a group)
 Tensor group_sum(const Tensor& per_vhead, const GdnDims& d) {
@@ -88,10 +93,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                           ? *small_group
                           : find_variant("gdn_bwd_chunk", gdn_bwd_chunk_variants, d.device, dtype_key(d.dtype), 0);
   // the fused backward where the build has it: at one v-head per qk-head, and at a group of G by its cluster variant
-  // (key gmax == G exactly) where FLASHQLA_FUSED_GROUPS=1. Both settings are checked on every call
+  // (key gmax == G exactly) as fused_at_group says. Both settings are checked on every call
   const int64_t group = d.HV / d.H;
-  const bool fused_setting = fused_bwd_requested(), groups_setting = fused_groups_requested();
-  const bool fused_wanted = fused_setting && (groups_setting || group == 1);
+  const bool fused_setting = fused_bwd_requested(), group_setting = fused_at_group(group);
+  const bool fused_wanted = fused_setting && group_setting;
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   const gdn_bwd_fused_variant* fused =
       fused_wanted ? find_variant_or_null(gdn_bwd_fused_variants, d.device, dtype_key(d.dtype), 0,
