@@ -1,9 +1,10 @@
 """The GDN backward with the state gradient inside the chunk gradient (SM90, warp specialized): one CTA per
 (backward segment, v-head) walks the segment's chunks from last to first with dS = dL/dS_end in fp32 registers,
 and forms every gradient of each chunk (dq, dk, dv, dg, dbeta) on the way; at the end it leaves dh0. It does the
-work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel, for one v-head per qk-head (dq and dk
-are final per v-head: H == HV). The plan, its budget and why: docs/fused_bwd_plan.md; the math: the steps of
-docs/gdn_chunk_derivation.md, "Backward".
+work of gdn_bwd_dh.py's main pass and gdn_bwd_chunk_ws.py in one kernel. At one v-head per qk-head its dq and dk are
+final; at `group` v-heads per qk-head the group's CTAs of a segment row form a cluster that sums them through
+distributed shared memory (`cluster_sum`, below). The plan, its budget and why: docs/fused_bwd_plan.md; the math: the
+steps of docs/gdn_chunk_derivation.md, "Backward".
 
   WA (warpgroup 0, holds dQ): Ag, then (Q, K) P = Q K^T, Pg -> (W) Vd = Ag W -> dPg = dO Vd^T, E's first part, dP
       -> dQ = dP K + scale * gamma * (dO S0^T) and its gate's row sums -> (dVd) dAb = Gamma * (dVd W^T) -> dq staged
@@ -127,7 +128,7 @@ def gdn_bwd_fused_sm90(
     assert K == 2 * BT or not hs_gemm, "hs_gemm's products take S0 and dS~ in two blocks of BT rows"
     assert K == 2 * BT or not dq_fold, "dq_fold sums dQ's row products with Q in two halves of BT columns"
     assert cluster_sum == (group > 1), "a group of v-heads sums dq and dk over its cluster (cluster_sum), one does not"
-    assert not (cluster_sum and dq_after_da), "the cluster sum adds into dQ's fp32 fragment (not dq_after_da's bf16)"
+    assert not (cluster_sum and dq_after_da), "the cluster hand-off of dq sits in the staging that dq_after_da moves"
     is_bf16 = dtype == "bfloat16"  # else float16 (the cluster sum's adds)
     n_hs = BT if hs_gemm else K // 4  # partial sums of <S0, dS~> that WK writes (the fold: four row quarters first)
     num_tokens = T.dynamic("num_tokens")
@@ -285,8 +286,9 @@ def gdn_bwd_fused_sm90(
             sums_read = T.alloc_barrier(128)  # WA's per-row sums read (WA may write the next chunk's)
             dk_stored = T.alloc_barrier(128)  # dk stored from dVd's buffer (WK may write the next dVd)
             if cluster_sum:
-                # the senders' WA -> rank 0's WA (dq staged), the senders' WK -> rank group - 1's WK (dk staged); the
-                # receivers arrive on the senders' q_free and dk_stored once they have read the staged part
+                # the senders' WA -> rank 0 (dq staged), the senders' WK -> rank group - 1 (dk staged), waited for by
+                # the receiver's WS (sum_in_ws) or its WA / WK; the receivers arrive on the senders' q_free and
+                # dk_stored once they have read the staged part
                 dq_in = T.alloc_cluster_barrier(128 * (group - 1))
                 dk_in = T.alloc_cluster_barrier(128 * (group - 1))
 
