@@ -1,11 +1,10 @@
 """The fused backward at two v-heads per qk-head (by default) and three and four (FLASHQLA_FUSED_GROUPS=1):
 tilelang_src/sm90/gdn_bwd_fused.py with cluster_sum, the group's CTAs of a segment row one cluster, dq and dk summed
 through distributed shared memory, on the GPU (skipped elsewhere, and where the build has no such variant): that it
-is what ran, and only where it should;
-its gradients against float64 with the backward's tolerance over single sequences with partial chunks, a ragged batch
-with an empty sequence and a padding tail (exactly zero gradients there), context parallelism forced and automatic,
-the state options and fp16; that it agrees with the two passes and repeats bit for bit; and that an invalid setting is
-an error."""
+is what ran, and only where it should; its gradients against float64 with the backward's tolerance over single
+sequences with partial chunks, a ragged batch with an empty sequence and a padding tail (exactly zero gradients there),
+context parallelism forced and automatic, the state options and fp16; that it agrees with the two passes and repeats
+bit for bit; and that an invalid setting is an error."""
 
 from __future__ import annotations
 
