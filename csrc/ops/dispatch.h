@@ -89,8 +89,9 @@ inline int fwd_noprep_setting() { return env_setting_01("FLASHQLA_FWD_NOPREP"); 
 // FLASHQLA_TRAIN_NOPREP (read on every call): "1" runs flashqla::gdn_fwd (the forward whose A and g_cumsum the
 // backward reads) as the chunk prep without Z (g_cumsum and A only, the same bits) and the prep-free forward for o
 // and the final state, where gdn_prefill would run that kernel (noprep_plan) and no chunk states are asked for; "0"
-// or unset: the whole chunk prep and the fused forward. Off: on an H100 (37th session, benchmarks/results/s37/README.md)
-// the training step took 0.965-1.005x the default's time at one v-head per qk-head but 1.013-1.025x at (16, 32)
+// or unset: the whole chunk prep and the fused forward. Off: on an H100 (37th session,
+// benchmarks/results/s37/README.md) the training step took 0.965-1.005x the default's time at one v-head per qk-head
+// but 1.013-1.025x at (16, 32)
 inline bool train_noprep_requested() { return env_setting_01("FLASHQLA_TRAIN_NOPREP") == 1; }
 
 template <class Variant, size_t N>
