@@ -10,20 +10,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-import flashqla
-from flashqla.reference import chunk_bwd_ref
-from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
-from test_gdn_bwd_gpu import DEV, flashqla_grads, run_case
+from gdn_inputs import make_problem, ragged_cu_seqlens, rel_err
+from test_gdn_bwd_gpu import (DEV, check_setting_rejected, flashqla_grads, has_fused_kernel, kernels_of_a_backward,
+                              run_case, run_ragged_case)
 
 pytestmark = pytest.mark.gpu
-
-
-def has_fused_kernel() -> bool:
-    if not torch.cuda.is_available():
-        return False
-    major, minor = torch.cuda.get_device_capability()
-    return any(k["kernel"] == "gdn_bwd_fused" and k["family"] == f"sm{major}{minor}"
-               for k in flashqla.build_manifest().get("kernels", []))
 
 
 @pytest.fixture(autouse=True)
@@ -31,16 +22,6 @@ def fused_on(monkeypatch):
     if not has_fused_kernel():
         pytest.skip("this build has no fused backward for this GPU's kernel family (sm90 only)")
     monkeypatch.setenv("FLASHQLA_FUSED_BWD", "1")
-
-
-def kernels_of_a_backward(p):
-    """The CUDA kernel names one forward and backward ran."""
-    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        o, _ = flashqla.chunk_gated_delta_rule(**leaves)
-        o.float().sum().backward()
-        torch.cuda.synchronize()
-    return {e.key for e in prof.key_averages()}
 
 
 @pytest.mark.parametrize("H", [1, 4, 16])
@@ -75,32 +56,9 @@ def test_fused_bwd_single_sequence(T, H):
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
 @pytest.mark.parametrize("cp", [0, 1, 3, -1], ids=["cp-off", "cp1", "cp3", "cp-auto"])
 def test_fused_bwd_ragged_with_tail(cp, state_v_first):
-    """Partial chunks, an empty sequence, a padding tail; segments forced (1 and 3 chunks: the main pass starts
-    mid-sequence from the corrected segment gradients) and automatic; against the float64 chunked backward from the
-    forward's own g_cumsum and A (chunk_gated_delta_rule_bwd)."""
-    lengths, tail = [130, 0, 64, 77, 1000], 37
-    N, T = len(lengths), sum(lengths) + tail
-    cu = ragged_cu_seqlens(lengths, DEV)
-    p = make_problem(1, T, 4, 4, device=DEV, N=N)
-    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
-                                              initial_state=p["initial_state"], cu_seqlens=cu,
-                                              state_v_first=state_v_first, cp_segment_chunks=0)
-    do = torch.randn_like(p["v"])
-    dht = torch.randn(N, 4, 128, 128, device=DEV) / 8
-    scale = 128 ** -0.5
-    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
-                        p["initial_state"], cu, state_v_first)
-    got = flashqla.chunk_gated_delta_rule_bwd(
-        p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
-        initial_state=p["initial_state"], cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=cp)
-    what = f"fused bwd ragged cp_segment_chunks={cp} v_first={state_v_first}"
-    for name, want in zip(("dq", "dk", "dv", "dg", "dbeta", "dh0"), ref):
-        err = record(name, rel_err(getattr(got, name), want), what)
-        assert err <= TOL["grad"], f"{what}: {name} rel err {err:.3e}"
-    end = sum(lengths)
-    for name in ("dq", "dk", "dv", "dg", "dbeta"):  # the whole padding tail gets exactly zero gradient
-        t = getattr(got, name)
-        assert torch.equal(t[:, end:], torch.zeros_like(t[:, end:])), name
+    """Segments forced (1 and 3 chunks: the main pass starts mid-sequence from the corrected segment gradients) and
+    automatic (tests/test_gdn_bwd_gpu.py run_ragged_case)."""
+    run_ragged_case(4, 4, cp, state_v_first, f"fused bwd ragged cp_segment_chunks={cp} v_first={state_v_first}")
 
 
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
@@ -133,9 +91,4 @@ def test_fused_bwd_matches_the_two_passes(monkeypatch):
 
 
 def test_an_invalid_setting_is_an_error(monkeypatch):
-    monkeypatch.setenv("FLASHQLA_FUSED_BWD", "yes")
-    p = make_problem(1, 100, 2, 2, device=DEV)
-    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
-    o, _ = flashqla.chunk_gated_delta_rule(**leaves)
-    with pytest.raises(RuntimeError, match="FLASHQLA_FUSED_BWD must be 0 or 1"):
-        o.float().sum().backward()
+    check_setting_rejected(monkeypatch, "FLASHQLA_FUSED_BWD", "yes", 2, 2)

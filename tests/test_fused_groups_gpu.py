@@ -11,39 +11,19 @@ from __future__ import annotations
 import pytest
 import torch
 
-import flashqla
-from flashqla.reference import chunk_bwd_ref
-from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
-from test_gdn_bwd_gpu import DEV, flashqla_grads, run_case
+from gdn_inputs import make_problem, ragged_cu_seqlens, rel_err
+from test_gdn_bwd_gpu import (DEV, check_setting_rejected, flashqla_grads, has_fused_kernel, kernels_of_a_backward,
+                              run_case, run_ragged_case)
 
 pytestmark = pytest.mark.gpu
 
 
-def has_group_kernel(group: int) -> bool:
-    if not torch.cuda.is_available():
-        return False
-    major, minor = torch.cuda.get_device_capability()
-    return any(k["kernel"] == "gdn_bwd_fused" and k["family"] == f"sm{major}{minor}"
-               and k.get("key", {}).get("gmax") == group
-               for k in flashqla.build_manifest().get("kernels", []))
-
-
 @pytest.fixture(autouse=True)
 def groups_on(monkeypatch):
-    if not has_group_kernel(2):
+    if not has_fused_kernel(2):
         pytest.skip("this build has no fused backward for two v-heads per qk-head on this GPU's family (sm90 only)")
     monkeypatch.setenv("FLASHQLA_FUSED_BWD", "1")
     monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "1")
-
-
-def kernels_of_a_backward(p):
-    """The CUDA kernel names one forward and backward ran."""
-    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        o, _ = flashqla.chunk_gated_delta_rule(**leaves)
-        o.float().sum().backward()
-        torch.cuda.synchronize()
-    return {e.key for e in prof.key_averages()}
 
 
 def fused_ran(names: set, group: int) -> bool:
@@ -60,7 +40,7 @@ def test_the_cluster_kernel_runs_where_it_should(monkeypatch):
     two = make_problem(1, 1000, 4, 8, device=DEV)
     four = make_problem(1, 1000, 2, 8, device=DEV)
     assert fused_ran(kernels_of_a_backward(two), 2)
-    assert fused_ran(kernels_of_a_backward(four), 4) == has_group_kernel(4)
+    assert fused_ran(kernels_of_a_backward(four), 4) == has_fused_kernel(4)
     monkeypatch.delenv("FLASHQLA_FUSED_GROUPS")
     assert fused_ran(kernels_of_a_backward(two), 2)
     assert not fused_ran(kernels_of_a_backward(four), 4)
@@ -73,7 +53,7 @@ def test_the_cluster_kernel_runs_where_it_should(monkeypatch):
 
 def test_a_group_without_a_variant_keeps_the_two_passes():
     group = 8
-    if has_group_kernel(group):
+    if has_fused_kernel(group):
         pytest.skip("this build has a fused backward for eight v-heads per qk-head")
     assert not fused_ran(kernels_of_a_backward(make_problem(1, 1000, 1, group, device=DEV)), group)
 
@@ -89,7 +69,7 @@ def test_cluster_bwd_single_sequence(T, H):
 def test_cluster_bwd_larger_groups(T, group):
     """Three and four v-heads per qk-head (rank 0 adds two or three staged dq parts, rank G - 1 the dk parts), where
     the build has those variants: the kernel ran, and the gradients against float64."""
-    if not has_group_kernel(group):
+    if not has_fused_kernel(group):
         pytest.skip(f"this build has no fused backward for {group} v-heads per qk-head")
     p = make_problem(1, T, 2, 2 * group, device=DEV)
     assert fused_ran(kernels_of_a_backward(p), group)
@@ -98,30 +78,9 @@ def test_cluster_bwd_larger_groups(T, group):
 
 @pytest.mark.parametrize("cp", [0, 1, 3, -1], ids=["cp-off", "cp1", "cp3", "cp-auto"])
 def test_cluster_bwd_ragged_with_tail(cp):
-    """Partial chunks, an empty sequence, a padding tail, segments forced and automatic (the group's CTAs of a row walk
-    the same chunks); against the float64 chunked backward from the forward's own g_cumsum and A."""
-    lengths, tail = [130, 0, 64, 77, 1000], 37
-    N, T, H, HV = len(lengths), sum(lengths) + tail, 2, 4
-    cu = ragged_cu_seqlens(lengths, DEV)
-    p = make_problem(1, T, H, HV, device=DEV, N=N)
-    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
-                                              initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=0)
-    do = torch.randn_like(p["v"])
-    dht = torch.randn(N, HV, 128, 128, device=DEV) / 8
-    scale = 128 ** -0.5
-    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
-                        p["initial_state"], cu, False)
-    got = flashqla.chunk_gated_delta_rule_bwd(
-        p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
-        initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=cp)
-    what = f"cluster bwd ragged cp_segment_chunks={cp}"
-    for name, want in zip(("dq", "dk", "dv", "dg", "dbeta", "dh0"), ref):
-        err = record(name, rel_err(getattr(got, name), want), what)
-        assert err <= TOL["grad"], f"{what}: {name} rel err {err:.3e}"
-    end = sum(lengths)
-    for name in ("dq", "dk", "dv", "dg", "dbeta"):  # the whole padding tail gets exactly zero gradient
-        t = getattr(got, name)
-        assert torch.equal(t[:, end:], torch.zeros_like(t[:, end:])), name
+    """The group's CTAs of a row walk the same chunks, with segments forced and automatic (tests/test_gdn_bwd_gpu.py
+    run_ragged_case)."""
+    run_ragged_case(2, 4, cp, False, f"cluster bwd ragged cp_segment_chunks={cp}")
 
 
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
@@ -158,9 +117,4 @@ def test_cluster_bwd_matches_the_two_passes_and_repeats(monkeypatch):
 
 
 def test_an_invalid_setting_is_an_error(monkeypatch):
-    monkeypatch.setenv("FLASHQLA_FUSED_GROUPS", "2")
-    p = make_problem(1, 100, 2, 4, device=DEV)
-    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
-    o, _ = flashqla.chunk_gated_delta_rule(**leaves)
-    with pytest.raises(RuntimeError, match="FLASHQLA_FUSED_GROUPS must be 0 or 1"):
-        o.float().sum().backward()
+    check_setting_rejected(monkeypatch, "FLASHQLA_FUSED_GROUPS", "2", 2, 4)

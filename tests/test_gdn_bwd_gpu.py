@@ -13,7 +13,7 @@ import torch
 
 import flashqla
 from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_recurrent_ref, l2norm
-from gdn_inputs import make_problem, ragged_cu_seqlens, record, rel_err
+from gdn_inputs import kernels_of, make_problem, ragged_cu_seqlens, record, rel_err
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -61,6 +61,66 @@ def run_case(p, what, cu_seqlens=None, state_v_first=False, l2=False):
     ref = reference_grads(p, do, dht, cu_seqlens, state_v_first, l2)
     check_grads(p, got, ref, what)
     return got
+
+
+def run_ragged_case(H, HV, cp_segment_chunks, state_v_first, what):
+    """Partial chunks, an empty sequence and a padding tail, segments as cp_segment_chunks says (0 off, > 0 forced, -1
+    automatic): gdn's backward from the forward's own g_cumsum and A (chunk_gated_delta_rule_bwd) against the float64
+    chunked backward, each gradient within the tolerance, and exactly zero gradients over the whole padding tail."""
+    lengths, tail = [130, 0, 64, 77, 1000], 37
+    N, T = len(lengths), sum(lengths) + tail
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, T, H, HV, device=DEV, N=N)
+    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
+                                              initial_state=p["initial_state"], cu_seqlens=cu,
+                                              state_v_first=state_v_first, cp_segment_chunks=0)
+    do = torch.randn_like(p["v"])
+    dht = torch.randn(N, HV, 128, 128, device=DEV) / 8
+    scale = 128 ** -0.5
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
+                        p["initial_state"], cu, state_v_first)
+    got = flashqla.chunk_gated_delta_rule_bwd(
+        p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
+        initial_state=p["initial_state"], cu_seqlens=cu, state_v_first=state_v_first,
+        cp_segment_chunks=cp_segment_chunks)
+    for name, want in zip(("dq", "dk", "dv", "dg", "dbeta", "dh0"), ref):
+        err = record(name, rel_err(getattr(got, name), want), what)
+        assert err <= GRAD_TOL, f"{what}: {name} rel err {err:.3e}"
+    end = sum(lengths)
+    for name in ("dq", "dk", "dv", "dg", "dbeta"):  # the whole padding tail gets exactly zero gradient
+        t = getattr(got, name)
+        assert torch.equal(t[:, end:], torch.zeros_like(t[:, end:])), name
+
+
+def kernels_of_a_backward(p) -> set[str]:
+    """The CUDA kernels one forward and backward of problem p ran."""
+    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
+
+    def step():
+        o, _ = flashqla.chunk_gated_delta_rule(**leaves)
+        o.float().sum().backward()
+
+    return set(kernels_of(step))
+
+
+def has_fused_kernel(gmax: int | None = None) -> bool:
+    """The build has a fused backward (of key gmax, when given) for this GPU's kernel family."""
+    if not torch.cuda.is_available():
+        return False
+    major, minor = torch.cuda.get_device_capability()
+    return any(k["kernel"] == "gdn_bwd_fused" and k["family"] == f"sm{major}{minor}"
+               and (gmax is None or k.get("key", {}).get("gmax") == gmax)
+               for k in flashqla.build_manifest().get("kernels", []))
+
+
+def check_setting_rejected(monkeypatch, name, value, H, HV):
+    """A backward with environment setting `name` = value fails, naming the setting."""
+    monkeypatch.setenv(name, value)
+    p = make_problem(1, 100, H, HV, device=DEV)
+    leaves = {n: p[n].detach().clone().requires_grad_() for n in ("q", "k", "v", "g", "beta")}
+    o, _ = flashqla.chunk_gated_delta_rule(**leaves)
+    with pytest.raises(RuntimeError, match=f"{name} must be 0 or 1"):
+        o.float().sum().backward()
 
 
 HEADS = [(2, 8), (4, 4), (16, 32), (16, 64)]
