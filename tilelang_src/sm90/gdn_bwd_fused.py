@@ -47,9 +47,9 @@ from common.segments import end_state, segment_row, start_state
 from common.seq_index import seq_bound
 
 LOG2E = 1.4426950408889634
-# named barriers of the threads that add a cluster's staged parts (TileLang numbers its own from 1 up: 10 in this
-# kernel): WS's (sum_in_ws), else WA's and WK's
-BAR_WS_SUM, BAR_WA_SUM, BAR_WK_SUM = 13, 14, 15
+# the named barrier of WS's threads when they add a cluster's staged parts (TileLang numbers its own from 1 up: 10 in
+# this kernel)
+BAR_WS_SUM = 13
 
 
 def gdn_bwd_fused_sm90(
@@ -109,18 +109,14 @@ def gdn_bwd_fused_sm90(
     pdl: bool = False,
     # v-heads per qk-head. At more than one, the group's CTAs of a segment row form a thread-block cluster (cluster_sum
     # must be set) and sum dq and dk through distributed shared memory (common/cluster_sum.py): each CTA stages its
-    # v-head's part in its own buffer (Q's for dq, dVd's for dk) as at one v-head; rank 0 adds the others' staged dq
-    # into its own and stores the sum, rank group - 1 likewise dk (at two v-heads each CTA stores one of them); a
-    # sender's buffer is refilled once its receiver has read it. dg and dbeta stay per v-head (their row products are
-    # taken before the sum). The parts are summed in their staged form (bf16 or fp16): one rounding per part and one
-    # per sum instead of one in all. docs/fused_bwd_plan.md, "The group sum by a cluster"
+    # v-head's part in its own buffer (Q's for dq, dVd's for dk) as at one v-head; rank 0's WS adds the others' staged
+    # dq into its own just before it stores the sum, rank group - 1's WS likewise dk (at two v-heads each CTA stores
+    # one of them): off WA's and WK's chains, and a sender's buffer is freed (refilled) about where its own WS would
+    # have freed it after storing. dg and dbeta stay per v-head (their row products are taken before the sum). The
+    # parts are summed in their staged form (bf16 or fp16): one rounding per part and one per sum instead of one in
+    # all. docs/fused_bwd_plan.md, "The group sum by a cluster"
     group: int = 1,
     cluster_sum: bool = False,
-    # (cluster_sum) the receivers' WS adds the senders' staged parts just before it stores the sum (it waits for its
-    # own WA's and WK's staged parts there anyway: the adds and the wait for the sender stay off WA's and WK's chains;
-    # a sender's buffer is freed at the point its own WS would have freed it after its store), else the receivers' WA
-    # (dq) and WK (dk) add them right after staging their own (the first version written)
-    sum_in_ws: bool = True,
 ):
     assert sum(regs) <= 512 and all(r % 8 == 0 for r in regs)
     assert K == V, "dS~ shares the chunk gradient's [K, V] tiles; the transition rows of CP need K == V too"
@@ -286,9 +282,8 @@ def gdn_bwd_fused_sm90(
             sums_read = T.alloc_barrier(128)  # WA's per-row sums read (WA may write the next chunk's)
             dk_stored = T.alloc_barrier(128)  # dk stored from dVd's buffer (WK may write the next dVd)
             if cluster_sum:
-                # the senders' WA -> rank 0 (dq staged), the senders' WK -> rank group - 1 (dk staged), waited for by
-                # the receiver's WS (sum_in_ws) or its WA / WK; the receivers arrive on the senders' q_free and
-                # dk_stored once they have read the staged part
+                # the senders' WA -> rank 0's WS (dq staged), the senders' WK -> rank group - 1's WS (dk staged); the
+                # receivers arrive on the senders' q_free and dk_stored once they have read the staged part
                 dq_in = T.alloc_cluster_barrier(128 * (group - 1))
                 dk_in = T.alloc_cluster_barrier(128 * (group - 1))
 
@@ -382,12 +377,6 @@ def gdn_bwd_fused_sm90(
                         if cluster_sum:
                             if rank != 0:
                                 arrive_cluster(dq_in, 0)
-                            elif not sum_in_ws:
-                                wait_cluster(dq_in, ph)
-                                for s in T.unroll(group - 1):
-                                    add_remote_tile(q_s, s + 1, tx, 128, BAR_WA_SUM, BT * K * 2, is_bf16)
-                                for s in T.unroll(group - 1):
-                                    arrive_cluster(q_free, s + 1)
                         T.barrier_arrive(bar_dqs[0])
                     # ---- E = E1 + dAb * A * beta_col; dA = dAb * beta_col into Pg's buffer
                     gate_e(ma, pa, gm, sq_s, g_s, a_s, b_s, st, hold_gamma, BT)
@@ -561,12 +550,6 @@ def gdn_bwd_fused_sm90(
                     if cluster_sum:
                         if rank != group - 1:
                             arrive_cluster(dk_in, group - 1)
-                        elif not sum_in_ws:
-                            wait_cluster(dk_in, ph)
-                            for s in T.unroll(group - 1):
-                                add_remote_tile(dvd_s, s, tx - 128, 128, BAR_WK_SUM, BT * K * 2, is_bf16)
-                            for s in T.unroll(group - 1):
-                                arrive_cluster(dk_stored, s)
                     T.barrier_arrive(bar_dkst[0])
 
             elif tx < 384:
@@ -616,17 +599,16 @@ def gdn_bwd_fused_sm90(
                     T.copy(ds_frag, dh_s)
                     T.fence_proxy_async()
                     T.barrier_arrive(bar_dh[0])
-                    # ---- dq stored from Q's buffer; in a cluster by rank 0 (with sum_in_ws once it has added the
-                    # others' staged dq into its own: then their Q buffers are free)
+                    # ---- dq stored from Q's buffer; in a cluster by rank 0 once it has added the others' staged dq into
+                    # its own (then their Q buffers are free)
                     if cluster_sum:
                         if rank == 0:
                             T.barrier_wait(bar_dqs[0], ph)
-                            if sum_in_ws:
-                                wait_cluster(dq_in, ph)
-                                for s in T.unroll(group - 1):
-                                    add_remote_tile(q_s, s + 1, tx - 256, 128, BAR_WS_SUM, BT * K * 2, is_bf16)
-                                for s in T.unroll(group - 1):
-                                    arrive_cluster(q_free, s + 1)
+                            wait_cluster(dq_in, ph)
+                            for s in T.unroll(group - 1):
+                                add_remote_tile(q_s, s + 1, tx - 256, 128, BAR_WS_SUM, BT * K * 2, is_bf16)
+                            for s in T.unroll(group - 1):
+                                arrive_cluster(q_free, s + 1)
                             store_chunk_rows(q_s, dq, t0, hq, n_valid, n_valid, BT, K, dtype)
                             T.barrier_arrive(q_free[0])
                     else:
@@ -651,16 +633,15 @@ def gdn_bwd_fused_sm90(
                             dg[t0 + r, hv] = dgc_s[r]
                             dbeta[t0 + r, hv] = db1_s[r] + db2_s[r]
                     T.barrier_arrive(sums_read[0])
-                    # ---- dk stored from dVd's buffer; in a cluster by rank group - 1 (with sum_in_ws once it has added
-                    # the others' staged dk into its own)
+                    # ---- dk stored from dVd's buffer; in a cluster by rank group - 1 once it has added the others' staged
+                    # dk into its own
                     if cluster_sum:
                         if rank == group - 1:
-                            if sum_in_ws:
-                                wait_cluster(dk_in, ph)
-                                for s in T.unroll(group - 1):
-                                    add_remote_tile(dvd_s, s, tx - 256, 128, BAR_WS_SUM, BT * K * 2, is_bf16)
-                                for s in T.unroll(group - 1):
-                                    arrive_cluster(dk_stored, s)
+                            wait_cluster(dk_in, ph)
+                            for s in T.unroll(group - 1):
+                                add_remote_tile(dvd_s, s, tx - 256, 128, BAR_WS_SUM, BT * K * 2, is_bf16)
+                            for s in T.unroll(group - 1):
+                                arrive_cluster(dk_stored, s)
                             store_chunk_rows(dvd_s, dk, t0, hq, n_valid, n_valid, BT, K, dtype)
                             T.barrier_arrive(dk_stored[0])
                     else:
