@@ -12,6 +12,7 @@ import torch
 
 import flashqla
 from gdn_inputs import make_problem, ragged_cu_seqlens
+from test_gdn_bwd_gpu import has_fused_kernel
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -73,6 +74,17 @@ def bwd_bytes(T: int, N: int, H: int, HV: int, size: int, h0: bool) -> dict[str,
     return out
 
 
+def fused_bwd_bytes(T: int, N: int, H: int, HV: int, size: int, h0: bool) -> dict[str, int]:
+    """gdn_bwd's allocations alive at its peak where the fused backward runs, without context parallelism
+    (docs/memory.md): the outputs (dq and dk summed over each group by the kernel), the recomputed states h (no dh),
+    the backward's segment tables and the recompute's (the forward's, alive on the side stream beside them)."""
+    slots = (T + 63) // 64 + N
+    tables = 4 * (1 + N) + 12 * (1 + N) * HV  # one segment per sequence: seg_seq [G], ranges [G, HV, 3]
+    return {"dv": T * HV * 128 * size, "dg": T * HV * 4, "dbeta": T * HV * 4, "dh0": (N if h0 else 0) * HV * 128 * 128 * 4,
+            "h": slots * HV * 128 * 128 * size, "dq": T * H * 128 * size, "dk": T * H * 128 * size,
+            "backward's tables": tables, "recompute's tables": tables}
+
+
 def peak_of(fn) -> int:
     gc.collect()
     torch.cuda.synchronize()
@@ -85,9 +97,8 @@ def peak_of(fn) -> int:
     return peak
 
 
-@pytest.mark.parametrize("T,lengths,H,HV,h0", [(5000, [2000, 0, 2900], 4, 16, True), (777, [777], 4, 4, False),
-                                               (4096, [1000] * 4, 2, 32, True)],
-                         ids=["T5000-N3-H4-HV16", "T777-N1-H4-HV4-no-h0", "T4096-N4-H2-HV32"])
+@pytest.mark.parametrize("T,lengths,H,HV,h0", [(5000, [2000, 0, 2900], 4, 16, True), (4096, [1000] * 4, 2, 32, True)],
+                         ids=["T5000-N3-H4-HV16", "T4096-N4-H2-HV32"])
 def test_peak_allocation_per_call_matches_docs(T, lengths, H, HV, h0):
     p = make_problem(1, T, H, HV, device=DEV, N=len(lengths), h0=h0)
     cu = ragged_cu_seqlens(lengths, DEV)
@@ -101,5 +112,26 @@ def test_peak_allocation_per_call_matches_docs(T, lengths, H, HV, h0):
     bargs = (p["q"], p["k"], p["v"], gc_, p["beta"], A, torch.randn_like(o), torch.randn_like(ht), 0.088,
              p["initial_state"], cu, False)
     bwd = bwd_bytes(T, N, H, HV, size, h0)
+    peak = peak_of(lambda: torch.ops.flashqla.gdn_bwd(*bargs))
+    assert sum(bwd.values()) <= peak <= sum(bwd.values()) + ROUNDING * len(bwd), (peak, bwd)
+
+
+@pytest.mark.parametrize("T,lengths,H,HV,h0", [(777, [777], 4, 4, False), (3000, [1000, 0, 1900], 4, 8, True)],
+                         ids=["T777-N1-H4-HV4-no-h0", "T3000-N3-H4-HV8"])
+def test_fused_backward_peak_matches_docs(T, lengths, H, HV, h0, monkeypatch):
+    """The fused backward (one v-head per qk-head, and two by its cluster variant, the defaults) without context
+    parallelism (cp_segment_chunks=0: one segment per sequence in the recompute and in the backward): no dh."""
+    if not has_fused_kernel(HV // H):
+        pytest.skip(f"this build has no fused backward for {HV // H} v-heads per qk-head on this GPU")
+    for name in ("FLASHQLA_FUSED_BWD", "FLASHQLA_FUSED_GROUPS"):
+        monkeypatch.delenv(name, raising=False)
+    p = make_problem(1, T, H, HV, device=DEV, N=len(lengths), h0=h0)
+    cu = ragged_cu_seqlens(lengths, DEV)
+    N, size = len(lengths), 2
+    o, ht, gc_, A, _ = torch.ops.flashqla.gdn_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], 0.088,
+                                                  p["initial_state"], cu, True, False, 0)
+    bargs = (p["q"], p["k"], p["v"], gc_, p["beta"], A, torch.randn_like(o), torch.randn_like(ht), 0.088,
+             p["initial_state"], cu, False, 0)
+    bwd = fused_bwd_bytes(T, N, H, HV, size, h0)
     peak = peak_of(lambda: torch.ops.flashqla.gdn_bwd(*bargs))
     assert sum(bwd.values()) <= peak <= sum(bwd.values()) + ROUNDING * len(bwd), (peak, bwd)
