@@ -131,7 +131,13 @@ ab_runs() {
 peer_table() {
   local mode=$1 heads=$2 limit=$3 extra=${4:-} tag
   tag=${heads//,/_}
+  rm -f "/tmp/o_$mode/H200_$mode.json" "/tmp/o_$mode/H200_$mode.md"  # a run that times out must not leave the last's
   FQ_TMP=/tmp/g0 FQ_BENCH_TIMEOUT=$limit OUT=/tmp/o_$mode bash scripts/gpu_bench.sh "--$mode" "--heads $heads $extra"
+  if [ ! -f "/tmp/o_$mode/H200_$mode.md" ]; then
+    echo "peer_table $mode $heads: no table (not done within $limit s; with the peers' first-use compiles a cold" \
+      "head configuration needs 300-360 s)"
+    return 1
+  fi
   cp "/tmp/o_$mode/H200_$mode.json" "$OUT/H200_${mode}_$tag.json"
   cp "/tmp/o_$mode/H200_$mode.md" "$OUT/H200_${mode}_$tag.md"
   awk '/^\| model/ {t = 1} t && /^$/ {exit} t' "$OUT/H200_${mode}_$tag.md" | cut -c1-150
