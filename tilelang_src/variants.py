@@ -138,7 +138,10 @@ HELPER_PROGRAMS = {
     # benchmarks/results/H200_streams.md); the sm100 family keeps cp.async until a run there measures it
     "sm90": {**_HELPER_PROGRAMS,
              "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=64, tma=True),
-                                (("bv", 64),))},
+                                (("bv", 64),)),
+             # the walk's outputs by a log-depth scan (FLASHQLA_CP_SCAN=1, csrc/ops/gdn_common.cpp correct_segments;
+             # off: written in the 38th session, not yet run on a GPU); the sm90 family only (128 KB of shared memory)
+             "gdn_cp_scan": ("sm90.cp_scan", "gdn_cp_scan_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),))},
     "sm100": _HELPER_PROGRAMS,
     "sm120": {**_HELPER_PROGRAMS,
               "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90",

@@ -94,6 +94,12 @@ inline int fwd_noprep_setting() { return env_setting_01("FLASHQLA_FWD_NOPREP"); 
 // but 1.013-1.025x at (16, 32)
 inline bool train_noprep_requested() { return env_setting_01("FLASHQLA_TRAIN_NOPREP") == 1; }
 
+// FLASHQLA_CP_SCAN (read on every call): "1" forms context parallelism's segment start states (end gradients in the
+// backward) by the log-depth scan (tilelang_src/sm90/cp_scan.py: ceil(log2(ceil(T / segment))) launches) instead of
+// the walk of one step per segment (cp_correct.py), where the build has it (sm90); "0" or unset: the walk. Off: written
+// in the 38th session and not yet run on a GPU (docs/speed_plan.md, "Ready for the next session")
+inline bool cp_scan_requested() { return env_setting_01("FLASHQLA_CP_SCAN") == 1; }
+
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,
                             int bv) {

@@ -98,9 +98,52 @@ SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Segmen
   return st;
 }
 
+#ifdef FLASHQLA_HAS_GDN_CP_SCAN
+namespace {
+// correct_segments by the log-depth scan (tilelang_src/sm90/cp_scan.py): rounds of offset 1, 2, 4, ... until the offset
+// reaches the most maps a sequence can have (ceil(T / segment) - 1: T, not the max_seqlen hint, so that a wrong hint
+// cannot leave a state unwritten), the maps alternating between cp_out and a second buffer, their zero flags between
+// two rows of flags. One allocation holds the start states, the second buffer and the flags, and the start states
+// returned are a view of it: the caller keeps it alive as long as the states (until its stream join, where the
+// correction ran on a side stream), so the scan's buffers live as long as the kernels that use them
+Tensor scan_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
+                     const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
+                     void* stream, const gdn_cp_scan_variant& scan) {
+  const int64_t segs = st.sp.num_segs;
+  const int64_t row_floats = d.HV * kHeadDim * kHeadDim;  // one slot's [HV, K, V]
+  const int64_t flag_rows = (2 * segs * d.HV + row_floats - 1) / row_floats;  // [2, segs, HV] int32 in float rows
+  Tensor whole = torch::stable::new_empty(cp_out, {3 * segs + flag_rows, d.HV, kHeadDim, kHeadDim});
+  float* base = static_cast<float*>(whole.data_ptr());
+  void* bufs[2] = {cp_out.data_ptr(), base + segs * row_floats};  // rows [segs, 3 segs): the second buffer
+  int32_t* flag_base = reinterpret_cast<int32_t*>(base + 3 * segs * row_floats);
+  void* zflags[2] = {flag_base, flag_base + segs * d.HV};
+  const int64_t max_maps = (d.T + st.sp.seg_tokens - 1) / st.sp.seg_tokens - 1;
+  const int64_t num_states = start.has_value() ? d.N : 0;
+  char err[512] = {0};
+  order_after_current(stream, d.device);  // the block, on a side stream
+  for (int64_t round = 0, offset = 1; round == 0 || offset < max_maps; ++round, offset *= 2) {
+    const int rc = scan.fn(cu_seqlens.data_ptr(), start ? start->data_ptr() : cp_out.data_ptr(), st.seg_seq.data_ptr(),
+                           st.cp_plan.data_ptr(), bufs[round % 2], zflags[(round + 1) % 2], bufs[(round + 1) % 2],
+                           zflags[round % 2], base, static_cast<int32_t>(d.T), static_cast<int32_t>(st.sp.seg_tokens),
+                           start.has_value(), state_v_first, reverse, static_cast<int32_t>(offset), round == 0,
+                           d.N + 1, num_states, d.HV, segs, 2 * segs, stream, err, sizeof(err));
+    STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
+  }
+  return torch::stable::narrow(whole, 0, 0, segs);  // rows [0, segs): the start states
+}
+}  // namespace
+#endif
+
 Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
                         const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
                         void* stream) {
+#ifdef FLASHQLA_HAS_GDN_CP_SCAN
+  if (cp_scan_requested()) {
+    if (const auto* scan = find_variant_or_null(gdn_cp_scan_variants, d.device, "", kBlockV)) {
+      return scan_segments(op, d, st, cu_seqlens, cp_out, start, state_v_first, reverse, stream, *scan);
+    }
+  }
+#endif
   Tensor corrected = torch::stable::new_empty(cp_out, {st.sp.num_segs, d.HV, kHeadDim, kHeadDim});
   const auto& correct = find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
   const int64_t num_states = start.has_value() ? d.N : 0;
