@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Written in the 38th session, not run there (no device time left): the correction as a log-depth scan
+# (FLASHQLA_CP_SCAN=1, tilelang_src/sm90/cp_scan.py) on the GPU, most wanted first: a smoke run (a hang or an error
+# stops the call), its tests against the walk and float64, then flashqla alone with the setting 0 / 1 / 0 at few heads
+# (forward and training step), then the kernels of a (2, 4) step with it on. Needs .carry/flashqla-*.whl of the
+# commit that added the scan or later. About 300 s.
+set -uo pipefail
+OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
+. scripts/device_calls/common.sh
+install_wheel
+nvidia-smi --query-gpu=name --format=csv,noheader
+FLASHQLA_CP_SCAN=1 PYTHONPATH=/tmp/site timeout 90 python3 - <<'PY'
+import torch, flashqla
+from flashqla.reference import gdn_chunk_ref
+q, k = (torch.randn(1, 8192, 2, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+k = torch.nn.functional.normalize(k.float(), dim=-1).to(torch.bfloat16)
+v = torch.randn(1, 8192, 8, 128, device="cuda", dtype=torch.bfloat16)
+g = -torch.rand(1, 8192, 8, device="cuda") * 0.05
+g[..., :2] = 0  # two heads without decay: the exact fallback, whose maps compose
+beta = torch.rand(1, 8192, 8, device="cuda")
+h0 = torch.randn(1, 8, 128, 128, device="cuda") / 8
+out = flashqla.chunk_gated_delta_rule_fwd(q, k, v, g, beta, initial_state=h0, output_final_state=True,
+                                          cp_segment_chunks=2)
+torch.cuda.synchronize()
+o_ref, ht_ref = gdn_chunk_ref(q, k, v, g, beta, initial_state=h0, output_final_state=True)
+err = lambda x, r: float((x.double() - r).norm() / r.norm())
+print(f"smoke: o rel err {err(out.o, o_ref):.2e}, final state {err(out.final_state, ht_ref):.2e}")
+PY
+rc=$?
+echo "smoke rc=$rc"
+[ $rc -eq 0 ] || exit 1
+run_pytest "$OUT/pytest_scan.log" 150 gpu tests/test_cp_scan_gpu.py tests/test_cp_gpu.py
+WALK=/tmp/site:FLASHQLA_CP_SCAN=0
+SCAN=/tmp/site:FLASHQLA_CP_SCAN=1
+ab_runs fwd "2,4 4,8 2,8" "1x32768 1x8192 16384+16384" walk=$WALK scan=$SCAN walk_again=$WALK
+ab_runs fwdbwd "2,4 4,8 2,8" "1x32768 1x8192 16384+16384" walk_step=$WALK scan_step=$SCAN walk_step_again=$WALK
+FLASHQLA_CP_SCAN=1 profile_step 1 "2,4" "1x8192 1x32768" 40
