@@ -26,11 +26,19 @@ def extra_keys(family: str) -> set:
             for short in variants.DTYPES}
 
 
+# helper programs (dtype-free) that only some families have; the op layer uses them where the build has them
+OPTIONAL_HELPERS = {"gdn_cp_scan"}
+
+
 def test_every_family_has_the_same_kernels_and_keys():
-    table, extras = {}, {}
+    table, extras, helpers = {}, {}, {}
     for v in variants.VARIANTS:
-        into = extras if (v.kernel, v.key) in extra_keys(v.family) else table
+        into = (extras if (v.kernel, v.key) in extra_keys(v.family)
+                else helpers if v.kernel in OPTIONAL_HELPERS else table)
         into.setdefault((v.family, v.arch), set()).add((v.kernel, v.key))
+    # the correction's scan (FLASHQLA_CP_SCAN): the sm90 family only, its 96 KB of shared memory past sm120's blocks
+    assert {fam for fam, _ in helpers} == {"sm90"}, helpers
+    assert helpers[("sm90", "sm_90a")] == {("gdn_cp_scan", (("bv", 64),))}
     rows = list(table.values())
     assert all(r == rows[0] for r in rows), table
     assert {k for k, _ in rows[0]} == {"gdn_chunk_prep", "gdn_fwd", "gdn_bwd_dh", "gdn_bwd_chunk", "gdn_seg_plan",

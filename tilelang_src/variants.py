@@ -140,7 +140,7 @@ HELPER_PROGRAMS = {
              "gdn_cp_correct": ("sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=64, tma=True),
                                 (("bv", 64),)),
              # the walk's outputs by a log-depth scan (FLASHQLA_CP_SCAN=1, csrc/ops/gdn_common.cpp correct_segments;
-             # off: written in the 38th session, not yet run on a GPU); the sm90 family only (128 KB of shared memory)
+             # off: written in the 38th session, not yet run on a GPU); the sm90 family only (96 KB of shared memory)
              "gdn_cp_scan": ("sm90.cp_scan", "gdn_cp_scan_sm90", dict(K=128, V=128, BT=64, BV=64), (("bv", 64),))},
     "sm100": _HELPER_PROGRAMS,
     "sm120": {**_HELPER_PROGRAMS,
