@@ -30,7 +30,6 @@ hi / lo split of the fp32 operands. M~_j is read only where the plan says it was
 import tilelang.language as T
 
 from common.grid_dependency import grid_dependency
-from common.segments import load_state
 from common.seq_index import seq_bound
 
 
@@ -63,6 +62,15 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
             hi_s[a, b] = T.cast(frag[a, b], half)
         for a, b in T.Parallel(K, BV):
             lo_s[a, b] = T.cast(frag[a, b] - T.cast(T.cast(frag[a, b], half), accum), half)
+
+    @T.macro
+    def split_state(start, n, hv, v0, state_v_first, hi_s, lo_s):
+        """hi_s, lo_s <- the bf16 split of columns v0 .. v0 + BV of start state n, head hv (read from global memory as
+        common/segments.py load_state reads it: [N, HV, K, V], or [N, HV, V, K] when state_v_first)."""
+        for a, b in T.Parallel(K, BV):
+            val = T.if_then_else(state_v_first != 0, start[n, hv, v0 + b, a], start[n, hv, a, v0 + b])
+            hi_s[a, b] = T.cast(val, half)
+            lo_s[a, b] = T.cast(val - T.cast(T.cast(val, half), accum), half)
 
     @T.macro
     def mul_add(mh_s, ml_s, xh_s, xl_s, acc):
@@ -115,8 +123,7 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
             xh_s = T.alloc_shared((K, BV), half)
             xl_s = T.alloc_shared((K, BV), half)
             b_frag = T.alloc_fragment((K, BV), accum)  # B_p, then the new B
-            x_frag = T.alloc_fragment((K, BV), accum)  # the partner's B, then its A's columns
-            a_frag = T.alloc_fragment((K, BV), accum)  # the new A's columns
+            x_frag = T.alloc_fragment((K, BV), accum)  # the partner's B, then its A's columns, then the new A's
             # the map's zero flag as read (never changed below: TileLang may split a branch chain into separate
             # tests of the same condition) and as written
             zero_p = T.alloc_var("int32", init=0)
@@ -133,9 +140,8 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
                 if first_round != 0 and p == 0:
                     # the start state folded in: B_0 = E_0 + M~_0 S_start, A_0 = 0
                     if use_h0 != 0 and zero_p == 0:
-                        load_state(x_frag, start, n, hv, v0, state_v_first, K, BV)
                         split_full(src, NSEG + s, hv, mh_s, ml_s)
-                        split_frag(x_frag, xh_s, xl_s)
+                        split_state(start, n, hv, v0, state_v_first, xh_s, xl_s)
                         mul_add(mh_s, ml_s, xh_s, xl_s, b_frag)
                     zero_new = 1
                 if zero_p == 0 and p >= offset:
@@ -145,9 +151,8 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
                     if first_round != 0:
                         zero_q = T.if_then_else(cp_plan[q_slot, hv] < 0, 0, 1)
                         if p == offset and use_h0 != 0 and zero_q == 0:  # the partner is walk position 0
-                            load_state(a_frag, start, n, hv, v0, state_v_first, K, BV)
                             split_full(src, NSEG + q_slot, hv, mh_s, ml_s)
-                            split_frag(a_frag, xh_s, xl_s)
+                            split_state(start, n, hv, v0, state_v_first, xh_s, xl_s)
                             mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
                         if p == offset:
                             zero_q = 1
@@ -162,14 +167,14 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
                     else:
                         # A_p <- A_p A_q (this CTA's columns of it)
                         T.copy(src[NSEG + q_slot, hv, 0:K, v0:v0 + BV], x_frag)
-                        split_frag(x_frag, xh_s, xl_s)
-                        T.clear(a_frag)
-                        mul_add(mh_s, ml_s, xh_s, xl_s, a_frag)
-                        T.copy(a_frag, dst[NSEG + s, hv, 0:K, v0:v0 + BV])
+                        split_frag(x_frag, xh_s, xl_s)  # x_frag is free once split: the product goes there
+                        T.clear(x_frag)
+                        mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
+                        T.copy(x_frag, dst[NSEG + s, hv, 0:K, v0:v0 + BV])
                 if zero_p == 0 and p < offset and not (first_round != 0 and p == 0):
                     # no partner this round: the map passes through
-                    T.copy(src[NSEG + s, hv, 0:K, v0:v0 + BV], a_frag)
-                    T.copy(a_frag, dst[NSEG + s, hv, 0:K, v0:v0 + BV])
+                    T.copy(src[NSEG + s, hv, 0:K, v0:v0 + BV], x_frag)
+                    T.copy(x_frag, dst[NSEG + s, hv, 0:K, v0:v0 + BV])
                 # complete (A zero) this round, or a decaying segment's map, complete from the start: B is the state
                 if zero_new != 0 and (zero_p == 0 or first_round != 0):
                     T.copy(b_frag, cp_h0[s + 1 - reverse, hv, 0:K, v0:v0 + BV])
