@@ -2,9 +2,8 @@
 # Written in the 38th session, not run there (no device time left): the correction as a log-depth scan
 # (FLASHQLA_CP_SCAN=1, tilelang_src/sm90/cp_scan.py) on the GPU, most wanted first: a smoke run (a hang or an error
 # stops the call), its tests against the walk and float64, then flashqla alone with the setting 0 / 1 / 0 at few heads
-# (forward and training step), then the kernels of a (2, 4) step with it on and its forced
-# segment lengths. Needs .carry/flashqla-*.whl of the
-# commit that added the scan or later. About 400 s.
+# (forward and training step), then the kernels of a (2, 4) step with it on and its forced segment lengths. Needs
+# .carry/flashqla-*.whl of the commit that added the scan or later. About 400 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
