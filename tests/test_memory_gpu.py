@@ -80,9 +80,9 @@ def fused_bwd_bytes(T: int, N: int, H: int, HV: int, size: int, h0: bool) -> dic
     the backward's segment tables and the recompute's (the forward's, alive on the side stream beside them)."""
     slots = (T + 63) // 64 + N
     tables = 4 * (1 + N) + 12 * (1 + N) * HV  # one segment per sequence: seg_seq [G], ranges [G, HV, 3]
-    return {"dv": T * HV * 128 * size, "dg": T * HV * 4, "dbeta": T * HV * 4, "dh0": (N if h0 else 0) * HV * 128 * 128 * 4,
-            "h": slots * HV * 128 * 128 * size, "dq": T * H * 128 * size, "dk": T * H * 128 * size,
-            "backward's tables": tables, "recompute's tables": tables}
+    return {"dv": T * HV * 128 * size, "dg": T * HV * 4, "dbeta": T * HV * 4,
+            "dh0": (N if h0 else 0) * HV * 128 * 128 * 4, "h": slots * HV * 128 * 128 * size,
+            "dq": T * H * 128 * size, "dk": T * H * 128 * size, "backward's tables": tables, "recompute's tables": tables}
 
 
 def peak_of(fn) -> int:
