@@ -59,6 +59,24 @@ def forward_reference(p: dict, cu: torch.Tensor, lengths: list[int], state_v_fir
               cu_seqlens=cu, state_v_first=state_v_first)
 
 
+def backward_case(p: dict, cu: torch.Tensor, state_v_first: bool = False, states: bool = True):
+    """What a backward test of problem p starts from: the forward's own g_cumsum and A (chunk_gated_delta_rule_fwd
+    without context parallelism), a random do and, with `states`, a random dht ([N, HV, 128, 128] / 8; p's
+    initial_state used, else neither), and the float64 chunked backward of those. Returns (fwd, do, dht, scale, ref)."""
+    import flashqla
+
+    N, HV = cu.numel() - 1, p["v"].shape[2]
+    h0 = p["initial_state"] if states else None
+    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=h0,
+                                              cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=0)
+    do = torch.randn_like(p["v"])
+    dht = torch.randn(N, HV, 128, 128, device=p["v"].device) / 8 if states else None
+    scale = 128 ** -0.5
+    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale, h0, cu,
+                        state_v_first)
+    return fwd, do, dht, scale, ref
+
+
 def check_training_gradients(p: dict, cu: torch.Tensor, leaves: dict, o: torch.Tensor, ht: torch.Tensor,
                              what: str) -> None:
     """Backward from o and the final states ht (random cotangents), then every gradient of `leaves` (q, k, v, g,

@@ -15,7 +15,7 @@ import torch
 
 import flashqla
 from flashqla.reference import chunk_bwd_ref, gdn_chunk_ref
-from gdn_inputs import TOL, make_problem, ragged_cu_seqlens, record, rel_err
+from gdn_inputs import TOL, backward_case, make_problem, ragged_cu_seqlens, record, rel_err
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -84,14 +84,7 @@ def test_cp_backward_matches_reference_and_no_cp(case, gate, state_v_first):
     N, T = len(lengths), sum(lengths) + tail
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, T, H, HV, device=DEV, gate=gate, N=N)  # random states: either layout
-    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
-                                              initial_state=p["initial_state"], cu_seqlens=cu,
-                                              state_v_first=state_v_first, cp_segment_chunks=0)
-    do = torch.randn_like(p["v"])
-    dht = torch.randn(N, HV, 128, 128, device=DEV) / 8
-    scale = 128 ** -0.5
-    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
-                        p["initial_state"], cu, state_v_first)
+    fwd, do, dht, scale, ref = backward_case(p, cu, state_v_first)
     grads = {}
     for cp in (0, 1, 3, -1):
         got = flashqla.chunk_gated_delta_rule_bwd(

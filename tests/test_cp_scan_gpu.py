@@ -12,8 +12,9 @@ import pytest
 import torch
 
 import flashqla
-from flashqla.reference import chunk_bwd_ref, gdn_chunk_ref
-from gdn_inputs import TOL, kernels_of, make_problem, needs_sm90_kernel, ragged_cu_seqlens, record, rel_err
+from flashqla.reference import gdn_chunk_ref
+from gdn_inputs import (TOL, backward_case, kernels_of, make_problem, needs_sm90_kernel, ragged_cu_seqlens, record,
+                        rel_err)
 from test_cp_gpu import GRAD_NAMES, TOL_CP_VS_NOCP
 
 pytestmark = [pytest.mark.gpu, needs_sm90_kernel("the correction's scan")]
@@ -67,13 +68,7 @@ def test_scan_backward_matches_walk_and_reference(case, state_v_first, states, m
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, T, H, HV, device=DEV, gate="strong", N=N)
     h0 = p["initial_state"] if states else None
-    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=h0,
-                                              cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=0)
-    do = torch.randn_like(p["v"])
-    dht = torch.randn(N, HV, 128, 128, device=DEV) / 8 if states else None
-    scale = 128 ** -0.5
-    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale, h0, cu,
-                        state_v_first)
+    fwd, do, dht, scale, ref = backward_case(p, cu, state_v_first, states)
     got = {}
     for setting in ("0", "1"):
         monkeypatch.setenv("FLASHQLA_CP_SCAN", setting)

@@ -13,7 +13,7 @@ import torch
 
 import flashqla
 from flashqla.reference import chunk_bwd_ref, chunk_local_cumsum_ref, gdn_recurrent_ref, l2norm
-from gdn_inputs import kernels_of, make_problem, ragged_cu_seqlens, record, rel_err
+from gdn_inputs import backward_case, kernels_of, make_problem, ragged_cu_seqlens, record, rel_err
 
 pytestmark = pytest.mark.gpu
 DEV = "cuda"
@@ -71,14 +71,7 @@ def run_ragged_case(H, HV, cp_segment_chunks, state_v_first, what):
     N, T = len(lengths), sum(lengths) + tail
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, T, H, HV, device=DEV, N=N)
-    fwd = flashqla.chunk_gated_delta_rule_fwd(p["q"], p["k"], p["v"], p["g"], p["beta"],
-                                              initial_state=p["initial_state"], cu_seqlens=cu,
-                                              state_v_first=state_v_first, cp_segment_chunks=0)
-    do = torch.randn_like(p["v"])
-    dht = torch.randn(N, HV, 128, 128, device=DEV) / 8
-    scale = 128 ** -0.5
-    ref = chunk_bwd_ref(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], do.to(p["v"].dtype), dht, scale,
-                        p["initial_state"], cu, state_v_first)
+    fwd, do, dht, scale, ref = backward_case(p, cu, state_v_first)
     got = flashqla.chunk_gated_delta_rule_bwd(
         p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
         initial_state=p["initial_state"], cu_seqlens=cu, state_v_first=state_v_first,
