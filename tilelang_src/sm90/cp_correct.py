@@ -24,6 +24,7 @@ and writes G_j, the gradient at the end of segment j, to cp_h0[slot_j].
 
 import tilelang.language as T
 
+from common.bf16_split import store_split
 from common.grid_dependency import grid_dependency
 from common.segments import load_state
 from common.seq_index import seq_bound
@@ -133,14 +134,10 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                         T.ptx_wait_group(0)  # this thread's copies of M_j and E_j
                         T.sync_threads()  # everyone's
                     for a, c in T.Parallel(K, K):
-                        m_val = m32_s[a, c]
-                        mh_s[a, c] = T.cast(m_val, half)
-                        ml_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
+                        store_split(mh_s, ml_s, a, c, m32_s[a, c])
                 else:
                     for a, c in T.Parallel(K, K):
-                        m_val = cp_out[NSEG + slot, hv, a, c]
-                        mh_s[a, c] = T.cast(m_val, half)
-                        ml_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
+                        store_split(mh_s, ml_s, a, c, cp_out[NSEG + slot, hv, a, c])
                 for a, b in T.Parallel(K, BV):
                     sh_s[a, b] = T.cast(s_frag[a, b], half)
                 # the low part from registers (sh_s holds exactly the high part): a loop that read sh_s and wrote

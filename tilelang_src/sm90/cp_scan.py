@@ -29,6 +29,7 @@ hi / lo split of the fp32 operands. M~_j is read only where the plan says it was
 
 import tilelang.language as T
 
+from common.bf16_split import store_split
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 
@@ -50,27 +51,21 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
     def split_full(src, row, hv, hi_s, lo_s):
         """hi_s, lo_s <- the bf16 split of src[row, hv] ([K, K] fp32)."""
         for a, c in T.Parallel(K, K):
-            m_val = src[row, hv, a, c]
-            hi_s[a, c] = T.cast(m_val, half)
-            lo_s[a, c] = T.cast(m_val - T.cast(T.cast(m_val, half), accum), half)
+            store_split(hi_s, lo_s, a, c, src[row, hv, a, c])
 
     @T.macro
     def split_frag(frag, hi_s, lo_s):
-        """hi_s, lo_s <- the bf16 split of a [K, BV] fp32 fragment (hi then lo from the registers: a loop that
-        reads hi_s and writes lo_s gets a block barrier per iteration from TileLang's sync planner)."""
+        """hi_s, lo_s <- the bf16 split of a [K, BV] fp32 fragment."""
         for a, b in T.Parallel(K, BV):
-            hi_s[a, b] = T.cast(frag[a, b], half)
-        for a, b in T.Parallel(K, BV):
-            lo_s[a, b] = T.cast(frag[a, b] - T.cast(T.cast(frag[a, b], half), accum), half)
+            store_split(hi_s, lo_s, a, b, frag[a, b])
 
     @T.macro
     def split_state(start, n, hv, v0, state_v_first, hi_s, lo_s):
         """hi_s, lo_s <- the bf16 split of columns v0 .. v0 + BV of start state n, head hv (read from global memory as
         common/segments.py load_state reads it: [N, HV, K, V], or [N, HV, V, K] when state_v_first)."""
         for a, b in T.Parallel(K, BV):
-            val = T.if_then_else(state_v_first != 0, start[n, hv, v0 + b, a], start[n, hv, a, v0 + b])
-            hi_s[a, b] = T.cast(val, half)
-            lo_s[a, b] = T.cast(val - T.cast(T.cast(val, half), accum), half)
+            store_split(hi_s, lo_s, a, b,
+                        T.if_then_else(state_v_first != 0, start[n, hv, v0 + b, a], start[n, hv, a, v0 + b]))
 
     @T.macro
     def mul_add(mh_s, ml_s, xh_s, xl_s, acc):
