@@ -34,6 +34,9 @@ WALK=/tmp/site:FLASHQLA_CP_SCAN=0
 SCAN=/tmp/site:FLASHQLA_CP_SCAN=1
 ab_runs fwd "2,4 4,8 2,8" "1x32768 1x8192 16384+16384" walk=$WALK scan=$SCAN walk_again=$WALK
 ab_runs fwdbwd "2,4 4,8 2,8" "1x32768 1x8192 16384+16384" walk_step=$WALK scan_step=$SCAN walk_step_again=$WALK
+# the backward alone at the published backward heads (issue 5's shapes; 39th session)
+ab_runs bwd "2,4 4,8 8,16" "1x32768 1x8192 16384+16384 8192x4" walk_bwd=$WALK scan_bwd=$SCAN walk_bwd_again=$WALK
+echo "elapsed ${SECONDS} s"
 FLASHQLA_CP_SCAN=1 profile_step 1 "2,4" "1x8192 1x32768" 40
 # the segment lengths with the scan (shorter segments cost a round, not a step, each: the model's refit)
 FLASHQLA_CP_SCAN=1 PYTHONPATH=/tmp/site timeout 100 python3 benchmarks/cp_sweep.py --hint --no-wide --heads 2,4 4,8 \
