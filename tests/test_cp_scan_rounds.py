@@ -1,6 +1,7 @@
 """The correction's scan (tilelang_src/sm90/cp_scan.py) emulated on the CPU, branch for branch, in float64: its rounds
 (two buffers and two rows of zero flags alternating, the start state folded into walk position 0 in the first round,
-a state written once, in the round where its map's A becomes zero) against the walk it replaces (cp_correct.py's
+a state written once, in the round where its map's A becomes zero, and read from there by later partners; what a
+round does not write poisoned before the next reads it) against the walk it replaces (cp_correct.py's
 recurrence), forward and reverse, over ragged sequences whose segments mix exact-fallback maps (plan < 0) and decaying
 ones, with the host's round count (csrc/ops/gdn_common.cpp scan_segments). Small matrices stand in for the 128 x 128
 states: the rounds' logic, not the kernel's arithmetic, is what this checks."""
@@ -55,6 +56,8 @@ def scan(seqs, num_slots, T, seg_tokens, plan, E, M, start, reverse):
         src, dst = rnd % 2, (rnd + 1) % 2
         zsrc, zdst = Z[(rnd + 1) % 2], Z[rnd % 2]
         first_round = rnd == 0
+        B[dst].fill_(float("nan"))  # what a round does not write is stale: poisoned for the next round's reads
+        A[dst].fill_(float("nan"))
         for s in range(num_slots):
             n = seg_seq[s]
             if n >= len(seqs):
@@ -66,6 +69,9 @@ def scan(seqs, num_slots, T, seg_tokens, plan, E, M, start, reverse):
             p = num_segs - 2 - j if reverse else j
             q_slot = s + offset if reverse else s - offset
             zero_p = (0 if plan[s] < 0 else 1) if first_round else zsrc[s]
+            if not first_round and zero_p != 0:
+                zdst[s] = 1  # complete in an earlier round: its state is in cp_h0, nothing else to do
+                continue
             zero_new = zero_p
             b = B[src][s].clone()
             if first_round and p == 0:
@@ -73,8 +79,8 @@ def scan(seqs, num_slots, T, seg_tokens, plan, E, M, start, reverse):
                     b = b + A[src][s] @ start[n]
                 zero_new = 1
             if zero_p == 0 and p >= offset:
-                x = B[src][q_slot].clone()
                 if first_round:
+                    x = B[src][q_slot].clone()
                     zero_q = 0 if plan[q_slot] < 0 else 1
                     if p == offset and start is not None and zero_q == 0:
                         x = x + A[src][q_slot] @ start[n]
@@ -82,6 +88,8 @@ def scan(seqs, num_slots, T, seg_tokens, plan, E, M, start, reverse):
                         zero_q = 1
                 else:
                     zero_q = zsrc[q_slot]
+                    # a complete partner's B is its state, written in an earlier round
+                    x = cp_h0[q_slot + 1 - reverse].clone() if zero_q != 0 else B[src][q_slot].clone()
                 b = b + A[src][s] @ x
                 if zero_q != 0:
                     zero_new = 1
@@ -89,10 +97,11 @@ def scan(seqs, num_slots, T, seg_tokens, plan, E, M, start, reverse):
                     A[dst][s] = A[src][s] @ A[src][q_slot]
             if zero_p == 0 and p < offset and not (first_round and p == 0):
                 A[dst][s] = A[src][s].clone()
-            if zero_new != 0 and (zero_p == 0 or first_round):
+            if zero_new != 0:
                 assert s + 1 - reverse not in cp_h0, "a state written twice"
                 cp_h0[s + 1 - reverse] = b.clone()
-            B[dst][s] = b
+            else:
+                B[dst][s] = b
             zdst[s] = zero_new
         rnd, offset = rnd + 1, offset * 2
     return cp_h0, rnd

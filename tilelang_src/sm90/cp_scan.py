@@ -17,7 +17,9 @@ p >= o takes its partner p - o's map from the round before,
 reading `src` and writing `dst` (the host alternates two buffers). The start state (h0, or dht in reverse) is
 folded into walk position 0 in the first round, B_0 <- E_0 + M~_0 S_start and A_0 <- 0, so a map whose A is
 zero is complete: B is the state, written to cp_h0 in the round where A becomes zero (a decaying segment's
-map is complete from the start). After the last round every A is zero.
+map is complete from the start) and read from there by partners in later rounds; a complete map's CTAs then
+only carry its zero flag to the other row (neither its B nor its A is copied on). After the last round every
+A is zero.
 
 Walk order: forward p = j (S_{j+1} to cp_h0[slot_j + 1]); with `reverse` != 0 (the backward's gradients,
 G_j = E_j + M~_j G_{j+1}) p = num_segs - 2 - j and G_j goes to cp_h0[slot_j]: the walk's outputs exactly.
@@ -130,51 +132,64 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
                     zero_p = T.if_then_else(cp_plan[s, hv] < 0, 0, 1)
                 else:
                     zero_p = zsrc[s, hv]
-                zero_new = zero_p
-                T.copy(src[s, hv, 0:K, v0:v0 + BV], b_frag)
-                if first_round != 0 and p == 0:
-                    # the start state folded in: B_0 = E_0 + M~_0 S_start, A_0 = 0
-                    if use_h0 != 0 and zero_p == 0:
-                        split_full(src, NSEG + s, hv, mh_s, ml_s)
-                        split_state(start, n, hv, v0, state_v_first, xh_s, xl_s)
-                        mul_add(mh_s, ml_s, xh_s, xl_s, b_frag)
-                    zero_new = 1
-                if zero_p == 0 and p >= offset:
-                    # the partner's map: its B (folded with the start state when it is walk position 0 of the
-                    # first round, whose A is then zero) and whether its A is zero
-                    T.copy(src[q_slot, hv, 0:K, v0:v0 + BV], x_frag)
-                    if first_round != 0:
-                        zero_q = T.if_then_else(cp_plan[q_slot, hv] < 0, 0, 1)
-                        if p == offset and use_h0 != 0 and zero_q == 0:  # the partner is walk position 0
-                            split_full(src, NSEG + q_slot, hv, mh_s, ml_s)
+                if first_round == 0 and zero_p != 0:
+                    # complete in an earlier round: the state is in cp_h0 (where partners read it), only the flag
+                    # carries over to the other row
+                    if vb == 0:
+                        zdst[s, hv] = 1
+                else:
+                    zero_new = zero_p
+                    T.copy(src[s, hv, 0:K, v0:v0 + BV], b_frag)
+                    if first_round != 0 and p == 0:
+                        # the start state folded in: B_0 = E_0 + M~_0 S_start, A_0 = 0
+                        if use_h0 != 0 and zero_p == 0:
+                            split_full(src, NSEG + s, hv, mh_s, ml_s)
                             split_state(start, n, hv, v0, state_v_first, xh_s, xl_s)
-                            mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
-                        if p == offset:
-                            zero_q = 1
-                    else:
-                        zero_q = zsrc[q_slot, hv]
-                    # B_p += A_p B_q
-                    split_full(src, NSEG + s, hv, mh_s, ml_s)
-                    split_frag(x_frag, xh_s, xl_s)
-                    mul_add(mh_s, ml_s, xh_s, xl_s, b_frag)
-                    if zero_q != 0:
+                            mul_add(mh_s, ml_s, xh_s, xl_s, b_frag)
                         zero_new = 1
-                    else:
-                        # A_p <- A_p A_q (this CTA's columns of it)
-                        T.copy(src[NSEG + q_slot, hv, 0:K, v0:v0 + BV], x_frag)
-                        split_frag(x_frag, xh_s, xl_s)  # x_frag is free once split: the product goes there
-                        T.clear(x_frag)
-                        mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
+                    if zero_p == 0 and p >= offset:
+                        # the partner's map: its B (folded with the start state when it is walk position 0 of the
+                        # first round, whose A is then zero; its state from cp_h0 when it was complete before this
+                        # round) and whether its A is zero
+                        if first_round != 0:
+                            T.copy(src[q_slot, hv, 0:K, v0:v0 + BV], x_frag)
+                            zero_q = T.if_then_else(cp_plan[q_slot, hv] < 0, 0, 1)
+                            if p == offset and use_h0 != 0 and zero_q == 0:  # the partner is walk position 0
+                                split_full(src, NSEG + q_slot, hv, mh_s, ml_s)
+                                split_state(start, n, hv, v0, state_v_first, xh_s, xl_s)
+                                mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
+                            if p == offset:
+                                zero_q = 1
+                        else:
+                            zero_q = zsrc[q_slot, hv]
+                            if zero_q != 0:
+                                T.copy(cp_h0[q_slot + 1 - reverse, hv, 0:K, v0:v0 + BV], x_frag)
+                            else:
+                                T.copy(src[q_slot, hv, 0:K, v0:v0 + BV], x_frag)
+                        # B_p += A_p B_q
+                        split_full(src, NSEG + s, hv, mh_s, ml_s)
+                        split_frag(x_frag, xh_s, xl_s)
+                        mul_add(mh_s, ml_s, xh_s, xl_s, b_frag)
+                        if zero_q != 0:
+                            zero_new = 1
+                        else:
+                            # A_p <- A_p A_q (this CTA's columns of it)
+                            T.copy(src[NSEG + q_slot, hv, 0:K, v0:v0 + BV], x_frag)
+                            split_frag(x_frag, xh_s, xl_s)  # x_frag is free once split: the product goes there
+                            T.clear(x_frag)
+                            mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
+                            T.copy(x_frag, dst[NSEG + s, hv, 0:K, v0:v0 + BV])
+                    if zero_p == 0 and p < offset and not (first_round != 0 and p == 0):
+                        # no partner this round: the map passes through
+                        T.copy(src[NSEG + s, hv, 0:K, v0:v0 + BV], x_frag)
                         T.copy(x_frag, dst[NSEG + s, hv, 0:K, v0:v0 + BV])
-                if zero_p == 0 and p < offset and not (first_round != 0 and p == 0):
-                    # no partner this round: the map passes through
-                    T.copy(src[NSEG + s, hv, 0:K, v0:v0 + BV], x_frag)
-                    T.copy(x_frag, dst[NSEG + s, hv, 0:K, v0:v0 + BV])
-                # complete (A zero) this round, or a decaying segment's map, complete from the start: B is the state
-                if zero_new != 0 and (zero_p == 0 or first_round != 0):
-                    T.copy(b_frag, cp_h0[s + 1 - reverse, hv, 0:K, v0:v0 + BV])
-                T.copy(b_frag, dst[s, hv, 0:K, v0:v0 + BV])
-                if vb == 0:
-                    zdst[s, hv] = zero_new
+                    # complete this round (a decaying segment's map is complete from the start): B is the state,
+                    # written once; an incomplete map's B goes on to the next round
+                    if zero_new != 0:
+                        T.copy(b_frag, cp_h0[s + 1 - reverse, hv, 0:K, v0:v0 + BV])
+                    else:
+                        T.copy(b_frag, dst[s, hv, 0:K, v0:v0 + BV])
+                    if vb == 0:
+                        zdst[s, hv] = zero_new
 
     return gdn_cp_scan
