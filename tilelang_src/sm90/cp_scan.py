@@ -27,6 +27,9 @@ One CTA per (segment slot, v-head, BV-wide slice of V); a map's A is [K, K] (a C
 its BV columns of the product), B is [K, V] as the states. Zero flags [NSEG, HV] (int32) alternate with the
 buffers; the first round reads the plan's sign instead. Products as the walk's: three bf16 products of the
 hi / lo split of the fp32 operands. M~_j is read only where the plan says it was written.
+
+Off by default (FLASHQLA_CP_SCAN): on an H100 a round took 14-15 us, three and a half walk steps, so the scan paid
+only where a sequence had about 16 maps or more (benchmarks/results/s39/README.md).
 """
 
 import tilelang.language as T
