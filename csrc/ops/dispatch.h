@@ -96,9 +96,10 @@ inline bool train_noprep_requested() { return env_setting_01("FLASHQLA_TRAIN_NOP
 
 // FLASHQLA_CP_SCAN (read on every call): "1" forms context parallelism's segment start states (end gradients in the
 // backward) by the log-depth scan (tilelang_src/sm90/cp_scan.py: ceil(log2(ceil(T / segment))) launches) instead of
-// the walk of one step per segment (cp_correct.py), where the build has it (sm90); "0" or unset: the walk. Off: on an H100
-// (39th session, benchmarks/results/s39/README.md) its round took 14-15 us, three and a half walk steps, so it paid
-// only where a sequence had about 16 maps or more ((2, 4) 1x32768: the backward 1.07x) and was 0.88-0.99x elsewhere
+// the walk of one step per segment (cp_correct.py), where the build has it (sm90); "0" or unset: the walk. Off: on an
+// H100 (39th session, benchmarks/results/s39/README.md) its round took 14-15 us, three and a half walk steps, so it
+// paid only where a sequence had about 16 maps or more ((2, 4) 1x32768: the backward 1.07x) and was 0.88-0.99x
+// elsewhere
 inline bool cp_scan_requested() { return env_setting_01("FLASHQLA_CP_SCAN") == 1; }
 
 template <class Variant, size_t N>
