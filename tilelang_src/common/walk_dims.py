@@ -23,3 +23,18 @@ def walk_dims() -> WalkDims:
     return WalkDims(T.dynamic("num_tokens"), T.dynamic("num_qk_heads"), T.dynamic("num_v_heads"),
                     T.dynamic("num_seqs_plus_one"), T.dynamic("num_states"), T.dynamic("num_h_slots"),
                     T.dynamic("num_segs"), T.dynamic("num_seg_ctas"), T.dynamic("num_range_rows"))
+
+
+class CorrectionDims(NamedTuple):
+    HV: object  # v heads
+    N1: object  # sequences + 1 (cu_seqlens)
+    NS: object  # start states (h0, or dht in reverse): N, or 0 without them
+    NSEG: object  # segment slots
+    NGRID: object  # rows of the warm-up pass's output: 2 * num_segs (E, then M)
+
+
+def correction_dims() -> CorrectionDims:
+    """The sizes of context parallelism's correction kernels (sm90/cp_correct.py's walk, sm90/cp_scan.py's scan),
+    named as walk_dims names them (the same buffers: cu_seqlens, the states, the warm-up pass's output)."""
+    return CorrectionDims(T.dynamic("num_v_heads"), T.dynamic("num_seqs_plus_one"), T.dynamic("num_states"),
+                          T.dynamic("num_segs"), T.dynamic("num_seg_ctas"))

@@ -28,6 +28,7 @@ from common.bf16_split import store_split
 from common.grid_dependency import grid_dependency
 from common.segments import load_state
 from common.seq_index import seq_bound
+from common.walk_dims import correction_dims
 
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
@@ -44,11 +45,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     pdl: programmatic dependent launch (common/grid_dependency.py)."""
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
-    HV = T.dynamic("num_v_heads")
-    N1 = T.dynamic("num_seqs_plus_one")
-    NS = T.dynamic("num_states")
-    NSEG = T.dynamic("num_segs")
-    NGRID = T.dynamic("num_seg_ctas")
+    HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
     accum = "float32"
     half = "bfloat16"
 

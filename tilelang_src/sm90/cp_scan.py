@@ -37,6 +37,7 @@ import tilelang.language as T
 from common.bf16_split import store_split
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
+from common.walk_dims import correction_dims
 
 
 def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, threads: int = 128, pdl: bool = False):
@@ -44,11 +45,7 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
     layout, E at rows [0, NSEG) and A at rows [NSEG, 2 NSEG) as cp_out's E and M)."""
     assert K == V, "the maps' A and the states share one buffer layout"
     NV = V // BV
-    HV = T.dynamic("num_v_heads")
-    N1 = T.dynamic("num_seqs_plus_one")
-    NS = T.dynamic("num_states")
-    NSEG = T.dynamic("num_segs")
-    NGRID = T.dynamic("num_seg_ctas")
+    HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
     accum = "float32"
     half = "bfloat16"
 
