@@ -20,18 +20,32 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gdn import LIBRARIES, make_inputs, time_ms  # noqa: E402
+from bench_gdn import LIBRARIES, make_inputs, side_stream, time_ms  # noqa: E402
 from profile_kernels import kernel_table  # noqa: E402
 from shapes import parse_lengths  # noqa: E402
 
 
-def timeline(fn) -> list[tuple[float, float, int, str]]:
+def timeline(fn, graph: bool = False) -> list[tuple[float, float, int, str]]:
     """One call's kernels in launch order: (start us after the first kernel's start, duration us, stream, name),
-    from torch.profiler's trace; shows which chain of kernels sets the time where streams overlap."""
-    fn()
+    from torch.profiler's trace; shows which chain of kernels sets the time where streams overlap. graph: the call
+    captured in a CUDA graph (as bench_gdn.py times it) and one replay traced, so that the gaps between kernels are
+    the GPU's own, without the host's launch times of an eager call."""
+    run = fn
+    if graph:
+        s = side_stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn()
+        torch.cuda.current_stream().wait_stream(s)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            fn()
+        run = g.replay
+    run()
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
+        run()
         torch.cuda.synchronize()
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         prof.export_chrome_trace(f.name)
@@ -48,6 +62,7 @@ def main() -> int:
     ap.add_argument("--libs", default="flashqla,flash_qla")
     ap.add_argument("--top", type=int, default=10, help="kernels listed per library and shape")
     ap.add_argument("--timeline", action="store_true", help="also one call's kernels in launch order")
+    ap.add_argument("--graph", action="store_true", help="the timeline of a CUDA-graph replay of the call")
     args = ap.parse_args()
     libs = {name: LIBRARIES[name]() for name in args.libs.split(",")}
     for h in args.heads:
@@ -64,8 +79,8 @@ def main() -> int:
                 for kname, t in rows[: args.top]:
                     print(f"  {t:8.3f}  {kname[:110]}")
                 if args.timeline:
-                    print("  timeline (start us, duration us, stream, kernel):")
-                    for start, dur, stream, kname in timeline(fn):
+                    print(f"  timeline{' of a graph replay' if args.graph else ''} (start us, duration us, stream, kernel):")
+                    for start, dur, stream, kname in timeline(fn, args.graph):
                         print(f"    {start:8.1f} {dur:7.1f} {stream:4d}  {kname[:90]}")
                 del fn
                 torch.cuda.empty_cache()
