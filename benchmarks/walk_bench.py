@@ -26,6 +26,11 @@ VARIANTS = {
     "noprefetch": ("gdn_cp_correct_sm90", dict(prefetch=False)),
     "split256": ("gdn_cp_correct_sm90", dict(split_acc=True, threads=256)),
     "tmasplit": ("gdn_cp_correct_sm90", dict(tma=True, split_acc=True, threads=256)),
+    # the 40th session: the products only on fallback segments (skip_warm), a 32-wide V slice (four CTAs per head,
+    # half the products each), both
+    "tmaskip": ("gdn_cp_correct_sm90", dict(tma=True, skip_warm=True)),
+    "tma32": ("gdn_cp_correct_sm90", dict(tma=True, BV=32)),
+    "tma32skip": ("gdn_cp_correct_sm90", dict(tma=True, BV=32, skip_warm=True)),
 }
 # measured and removed (benchmarks/results/H200_walk.md; the kernels in git history, 0967b5e): one_wait (the three
 # products under one wait) and overlap (M_{j+1}'s split while step j's products run)
@@ -52,6 +57,8 @@ def main() -> int:
     ap.add_argument("--seg-tokens", type=int, default=2048)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--fallback-heads", type=int, default=None,
+                    help="v-heads on the exact fallback (the others warmed up); default half of them")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "tilelang_src"))
     import tilelang
@@ -69,9 +76,10 @@ def main() -> int:
     cp_out = torch.randn(2 * NSEG, HV, K, K, device="cuda", generator=gen)
     cp_out[NSEG:] *= 0.9 / (2 * K ** 0.5)
     plan = torch.full((NSEG, HV), -(L // 64), dtype=torch.int32, device="cuda")
-    plan[:, : HV // 2] = 3  # half of the heads warmed up (no M product used), half on the exact fallback
-    print(f"walk: {HV} v-heads, one sequence of {T_} tokens, {num_segs} segments of {L} tokens "
-          f"({num_segs - 1} steps), 2 CTAs (BV = 64) per head")
+    n_fallback = HV // 2 if args.fallback_heads is None else args.fallback_heads
+    plan[:, : HV - n_fallback] = 3  # these heads warmed up (no M product used), the rest on the exact fallback
+    print(f"walk: {HV} v-heads ({n_fallback} on the fallback), one sequence of {T_} tokens, {num_segs} segments of "
+          f"{L} tokens ({num_segs - 1} steps), V // BV CTAs per head")
     rows = []
     for name in args.variants:
         factory, params = VARIANTS[name]

@@ -32,7 +32,8 @@ from common.walk_dims import correction_dims
 
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
-                        threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False):
+                        threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False,
+                        skip_warm: bool = False):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
@@ -42,7 +43,10 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     3 K / 16 dependent wgmmas per step); needs threads = 256 for the registers, and wgmma (the sm90 family:
     the other families lower this program without it). Neither the split of M nor the drains between the
     products shortened a step (benchmarks/results/H200_walk.md): the accumulator chain is what is left.
-    pdl: programmatic dependent launch (common/grid_dependency.py)."""
+    pdl: programmatic dependent launch (common/grid_dependency.py).
+    skip_warm: the splits and the products of a step only where its segment is on the fallback (plan < 0): the plan
+    is the same for every thread of a CTA (one v-head), so the branch is uniform and its block-wide syncs are taken
+    by all or none; M_{j+1}'s fetch stays outside it, so the barriers' phases do not depend on the plan."""
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
@@ -59,6 +63,43 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 T.barrier_arrive(bar[0])
         else:
             T.async_copy(src, dst)
+
+    @T.macro
+    def split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag):
+        """M_j (from the prefetch buffer, or from cp_out's row of the slot without prefetch) and S_j split into bf16
+        high and low parts in shared memory."""
+        if prefetch:
+            for a, c in T.Parallel(K, K):
+                store_split(mh_s, ml_s, a, c, m32_s[a, c])
+        else:
+            for a, c in T.Parallel(K, K):
+                store_split(mh_s, ml_s, a, c, cp_out[NSEG + slot, hv, a, c])
+        for a, b in T.Parallel(K, BV):
+            sh_s[a, b] = T.cast(s_frag[a, b], half)
+        # the low part from registers (sh_s holds exactly the high part): a loop that read sh_s and wrote
+        # sl_s got a block barrier per iteration from TileLang's sync planner
+        for a, b in T.Parallel(K, BV):
+            sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
+
+    @T.macro
+    def multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag):
+        """ms_frag <- M_j S_j as hi hi + hi lo + lo hi."""
+        if split_acc:  # three independent accumulator chains of K / 16 wgmmas, issued together
+            T.fence_proxy_async()
+            T.sync_threads()
+            T.wgmma_gemm(mh_s, sh_s, ms_frag, clear_accum=True)
+            T.wgmma_gemm(mh_s, sl_s, ms2_frag, clear_accum=True)
+            T.wgmma_gemm(ml_s, sh_s, ms3_frag, clear_accum=True)
+            T.wait_wgmma(0)
+            T.warpgroup_fence_operand(ms_frag, num_regs=K * BV // threads)
+            T.warpgroup_fence_operand(ms2_frag, num_regs=K * BV // threads)
+            T.warpgroup_fence_operand(ms3_frag, num_regs=K * BV // threads)
+            for a, b in T.Parallel(K, BV):
+                ms_frag[a, b] = ms_frag[a, b] + (ms2_frag[a, b] + ms3_frag[a, b])
+        else:
+            T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
+            T.gemm(mh_s, sl_s, ms_frag)
+            T.gemm(ml_s, sh_s, ms_frag)
 
     @T.prim_func
     def gdn_cp_correct(
@@ -94,6 +135,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             sl_s = T.alloc_shared((K, BV), half)
             s_frag = T.alloc_fragment((K, BV), accum)
             ms_frag = T.alloc_fragment((K, BV), accum)
+            ms2_frag = ms3_frag = m32_s = None  # allocated below where the options use them
             if split_acc:
                 ms2_frag = T.alloc_fragment((K, BV), accum)
                 ms3_frag = T.alloc_fragment((K, BV), accum)
@@ -130,37 +172,21 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                     else:
                         T.ptx_wait_group(0)  # this thread's copies of M_j and E_j
                         T.sync_threads()  # everyone's
-                    for a, c in T.Parallel(K, K):
-                        store_split(mh_s, ml_s, a, c, m32_s[a, c])
+                if skip_warm:
+                    if plan < 0:
+                        split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag)
+                        multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
+                    if prefetch:
+                        T.sync_threads()  # m32_s is read: the next M may land there
+                        if jj + 1 < num_steps:
+                            fetch(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s, bar_m, tx)
                 else:
-                    for a, c in T.Parallel(K, K):
-                        store_split(mh_s, ml_s, a, c, cp_out[NSEG + slot, hv, a, c])
-                for a, b in T.Parallel(K, BV):
-                    sh_s[a, b] = T.cast(s_frag[a, b], half)
-                # the low part from registers (sh_s holds exactly the high part): a loop that read sh_s and wrote
-                # sl_s got a block barrier per iteration from TileLang's sync planner
-                for a, b in T.Parallel(K, BV):
-                    sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
-                if prefetch:
-                    T.sync_threads()  # m32_s is read: the next M may land there
-                    if jj + 1 < num_steps:
-                        fetch(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s, bar_m, tx)
-                if split_acc:  # three independent accumulator chains of K / 16 wgmmas, issued together
-                    T.fence_proxy_async()
-                    T.sync_threads()
-                    T.wgmma_gemm(mh_s, sh_s, ms_frag, clear_accum=True)
-                    T.wgmma_gemm(mh_s, sl_s, ms2_frag, clear_accum=True)
-                    T.wgmma_gemm(ml_s, sh_s, ms3_frag, clear_accum=True)
-                    T.wait_wgmma(0)
-                    T.warpgroup_fence_operand(ms_frag, num_regs=K * BV // threads)
-                    T.warpgroup_fence_operand(ms2_frag, num_regs=K * BV // threads)
-                    T.warpgroup_fence_operand(ms3_frag, num_regs=K * BV // threads)
-                    for a, b in T.Parallel(K, BV):
-                        ms_frag[a, b] = ms_frag[a, b] + (ms2_frag[a, b] + ms3_frag[a, b])
-                else:
-                    T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
-                    T.gemm(mh_s, sl_s, ms_frag)
-                    T.gemm(ml_s, sh_s, ms_frag)
+                    split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag)
+                    if prefetch:
+                        T.sync_threads()  # m32_s is read: the next M may land there
+                        if jj + 1 < num_steps:
+                            fetch(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s, bar_m, tx)
+                    multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
                 if prefetch:
                     if tma:
                         T.barrier_wait(bar_e[0], jj % 2)
