@@ -18,6 +18,26 @@ from common.seq_index import seq_bound
 
 
 @T.macro
+def grid_row(bx, warmup, num_segs, fallback_first: bool):
+    """The CTA row that grid row bx of a pass runs. The warm-up pass launches 2 num_segs rows, the end states (or
+    gradients) [0, num_segs) and the transition matrices [num_segs, 2 num_segs); blocks start in the order of their
+    linear index, segment row slowest. With fallback_first (trace time) the warm-up pass runs the transition rows
+    first: they are the long ones (every chunk of a segment, on the fallback heads; the other heads' transition
+    rows have no chunk and end at once), so they start in the first wave and the short end-state rows fill the SMs
+    around them, instead of the long rows starting last and setting the pass's tail. The main pass (warmup = 0)
+    keeps its order. The argument keeps the name of the symbolic size it is given (num_segs): TileLang names a
+    kernel's size after the macro argument it is bound to (as NSEG, gdn_fwd's launcher argument was renamed)."""
+    if fallback_first:
+        # a variable, not an expression: TileLang would inline the selection into the 64-bit offset of every load
+        # and store that uses the row
+        row = T.alloc_var("int32", init=0)
+        row = T.if_then_else(warmup != 0, T.if_then_else(bx < num_segs, bx + num_segs, bx - num_segs), bx)
+        return row
+    else:
+        return bx
+
+
+@T.macro
 def segment_row(seg_seq, ranges, cu_seqlens, seg, row, hv, num_seqs, num_tokens, BT):
     """CTA row `row` over segment slot `seg`: (n, c_first, n_iter, flags, seq_start, seq_end, zero_end).
 

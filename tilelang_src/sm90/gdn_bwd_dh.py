@@ -32,7 +32,7 @@ from tilelang.layout import make_swizzled_layout
 from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_state_tile
 from common.grid_dependency import grid_dependency
-from common.segments import end_state, segment_row, start_state
+from common.segments import end_state, grid_row, segment_row, start_state
 from common.walk_dims import walk_dims
 
 LOG2E = 1.4426950408889634
@@ -53,6 +53,10 @@ def gdn_bwd_dh_sm90(
     # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
     # the stream finishes; every global access waits for that one's completion
     pdl: bool = False,
+    # the warm-up pass's transition rows launched before its end-state rows (common/segments.py grid_row): the
+    # long rows of the fallback heads in the first wave instead of the last (40th session: at (4, 8) 1x8192 the
+    # backward's warm-up took 57 us on an H100 for about 32 us of work over the SMs; not yet measured)
+    fallback_first: bool = False,
 ):
     assert V % BV == 0
     NV = V // BV
@@ -91,14 +95,15 @@ def gdn_bwd_dh_sm90(
             hv = hq * group + jv // NV
             vb = jv % NV
             v0 = vb * BV
-            seg = bx % NSEG
-            is_m = bx // NSEG  # 1: a transposed-transition CTA of the warm-up pass
+            br = grid_row(bx, warmup, NSEG, fallback_first)  # the row this block runs
+            seg = br % NSEG
+            is_m = br // NSEG  # 1: a transposed-transition CTA of the warm-up pass
             num_seqs = N1 - 1
 
             # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py, reverse tables); the
             # warm-up rows follow the main-pass rows; the transposed-transition CTAs load dO = 0 (up to do_end)
             n, c_first, n_iter, flags, seq_start, seq_end, do_end = segment_row(
-                seg_seq, ranges, cu_seqlens, seg, warmup * NSEG + bx, hv, num_seqs, num_tokens, BT)
+                seg_seq, ranges, cu_seqlens, seg, warmup * NSEG + br, hv, num_seqs, num_tokens, BT)
             is_first = flags % 2 == 0  # the sequence's first segment stores dh0
             is_last = (flags // 2) % 2 == 1  # the sequence's last segment starts from dht
             first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"

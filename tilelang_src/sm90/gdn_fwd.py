@@ -38,6 +38,7 @@ from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_seq_rows, store_state_tile, zero_padding_tail
 from common.grid_dependency import grid_dependency
+from common.segments import grid_row
 from common.seq_index import seq_bound
 from common.walk_dims import walk_dims
 
@@ -80,6 +81,10 @@ def gdn_fwd_sm90(
     # programmatic dependent launch (common/grid_dependency.py): the kernel may start while the one before it on
     # the stream finishes; every global access waits for that one's completion
     pdl: bool = False,
+    # the warm-up pass's transition rows launched before its end-state rows (common/segments.py grid_row): the
+    # long rows of the fallback heads in the first wave instead of the last (40th session: at (4, 8) 1x8192 the
+    # backward's warm-up took 57 us on an H100 for about 32 us of work over the SMs; not yet measured)
+    fallback_first: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
     assert not (z_in_kernel and z_from_ring), "z_from_ring reads the prep's Z"
@@ -164,14 +169,15 @@ def gdn_fwd_sm90(
             grid_dependency(pdl)
             hv = hq * group + jv // NV
             vb = jv % NV
-            seg = bx % NSEG
-            is_m = bx // NSEG  # 1: a transition-matrix CTA of the warm-up pass
+            br = grid_row(bx, warmup, NSEG, fallback_first)  # the row this block runs
+            seg = br % NSEG
+            is_m = br // NSEG  # 1: a transition-matrix CTA of the warm-up pass
             v0 = vb * BV
             num_seqs = N1 - 1
 
             # the segment's sequence, and the chunks this CTA runs (tilelang_src/sm90/seg_plan.py)
             n = seg_seq[seg]
-            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
+            row = warmup * NSEG + br  # warm-up rows follow the main-pass rows
             c_first = ranges[row, hv, 0]
             n_iter = ranges[row, hv, 1]
             flags = ranges[row, hv, 2]
