@@ -25,8 +25,9 @@ def grid_row(bx, warmup, num_segs, fallback_first: bool):
     first: they are the long ones (every chunk of a segment, on the fallback heads; the other heads' transition
     rows have no chunk and end at once), so they start in the first wave and the short end-state rows fill the SMs
     around them, instead of the long rows starting last and setting the pass's tail. The main pass (warmup = 0)
-    keeps its order. The argument keeps the name of the symbolic size it is given (num_segs): TileLang names a
-    kernel's size after the macro argument it is bound to (as NSEG, gdn_fwd's launcher argument was renamed)."""
+    keeps its order. The argument has the name of the symbolic size it is given (num_segs): TileLang names a
+    kernel's size after the macro argument bound to it (named NSEG here, gdn_fwd's launcher argument num_segs
+    became NSEG)."""
     if fallback_first:
         # a variable, not an expression: TileLang would inline the selection into the 64-bit offset of every load
         # and store that uses the row
