@@ -82,6 +82,15 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
 
     @T.macro
+    def fetch_next_m(m_next, jj, num_steps, m32_s, bar_m, tx):
+        """Once every thread has read m32_s (split into its bf16 parts), M_{j+1} (the region m_next) fetched into it
+        (prefetch)."""
+        if prefetch:
+            T.sync_threads()  # m32_s is read: the next M may land there
+            if jj + 1 < num_steps:
+                fetch(m_next, m32_s, bar_m, tx)
+
+    @T.macro
     def multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag):
         """ms_frag <- M_j S_j as hi hi + hi lo + lo hi."""
         if split_acc:  # three independent accumulator chains of K / 16 wgmmas, issued together
@@ -135,7 +144,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             sl_s = T.alloc_shared((K, BV), half)
             s_frag = T.alloc_fragment((K, BV), accum)
             ms_frag = T.alloc_fragment((K, BV), accum)
-            ms2_frag = ms3_frag = m32_s = None  # allocated below where the options use them
+            ms2_frag = ms3_frag = m32_s = bar_m = None  # allocated below where the options use them
             if split_acc:
                 ms2_frag = T.alloc_fragment((K, BV), accum)
                 ms3_frag = T.alloc_fragment((K, BV), accum)
@@ -162,30 +171,25 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 j = T.if_then_else(reverse != 0, last_j - jj, jj)
                 slot = first + j
                 plan = cp_plan[slot, hv]
-                # M_j S_j, computed for every segment (a branch on the plan would move the
-                # block-wide syncs of the products out of it) and used for the fallback ones;
-                # M_j is only written for those, so the selection below must not multiply
-                # (one read of M per element: hi and lo from the same register)
+                # M_j S_j, computed for every segment unless skip_warm (a branch on the plan, uniform in the
+                # CTA, around the splits and products) and used for the fallback ones; M_j is only written for
+                # those, so the selection below must not multiply (one read of M per element: hi and lo from the
+                # same register)
                 if prefetch:
                     if tma:
                         T.barrier_wait(bar_m[0], jj % 2)
                     else:
                         T.ptx_wait_group(0)  # this thread's copies of M_j and E_j
                         T.sync_threads()  # everyone's
+                m_next = cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K]  # M_{j+1}, for the prefetch
                 if skip_warm:
                     if plan < 0:
                         split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag)
                         multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
-                    if prefetch:
-                        T.sync_threads()  # m32_s is read: the next M may land there
-                        if jj + 1 < num_steps:
-                            fetch(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s, bar_m, tx)
+                    fetch_next_m(m_next, jj, num_steps, m32_s, bar_m, tx)
                 else:
                     split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag)
-                    if prefetch:
-                        T.sync_threads()  # m32_s is read: the next M may land there
-                        if jj + 1 < num_steps:
-                            fetch(cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K], m32_s, bar_m, tx)
+                    fetch_next_m(m_next, jj, num_steps, m32_s, bar_m, tx)
                     multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
                 if prefetch:
                     if tma:
