@@ -26,8 +26,8 @@ def grid_row(bx, warmup, num_segs, fallback_first: bool):
     rows have no chunk and end at once), so they start in the first wave and the short end-state rows fill the SMs
     around them, instead of the long rows starting last and setting the pass's tail. The main pass (warmup = 0)
     keeps its order. The argument has the name of the symbolic size it is given (num_segs): TileLang names a
-    kernel's size after the macro argument bound to it (named NSEG here, gdn_fwd's launcher argument num_segs
-    became NSEG)."""
+    kernel's size after the macro argument bound to it (named NSEG here, gdn_fwd's CUDA kernel took an argument
+    NSEG instead of num_segs; its launcher, built from the program's own sizes, kept num_segs)."""
     if fallback_first:
         # a variable, not an expression: TileLang would inline the selection into the 64-bit offset of every load
         # and store that uses the row
