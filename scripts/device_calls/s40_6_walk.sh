@@ -3,7 +3,7 @@
 # the wheel's variant (tma) against the products only on fallback segments (tmaskip), a 32-wide V slice (tma32) and
 # both, with half of the heads on the fallback and with none; 8 v-heads, 16 segments of 8 chunks (the backward's
 # plan at (4, 8) 1x8192). Then the backward's timeline in a CUDA-graph replay (s40_5_graph_timeline.sh).
-# Needs .carry/flashqla-*.whl and .carry/peers.tar.xz.
+# Needs .carry/flashqla-*.whl and .carry/peers.tar.xz. Not yet run (the 40th session's device time was spent).
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
