@@ -82,8 +82,8 @@ def gdn_fwd_sm90(
     # the stream finishes; every global access waits for that one's completion
     pdl: bool = False,
     # the warm-up pass's transition rows launched before its end-state rows (common/segments.py grid_row): the
-    # long rows of the fallback heads in the first wave instead of the last (40th session: at (4, 8) 1x8192 the
-    # backward's warm-up took 57 us on an H100 for about 32 us of work over the SMs; not yet measured)
+    # long rows of the fallback heads in the first wave instead of the last (40th session: at (4, 8) 1x8192 this
+    # warm-up took 38 us on an H100 in the backward's recompute, the state gradient's 57 us; not yet measured)
     fallback_first: bool = False,
 ):
     assert V % BV == 0 and BV in (64, 128)
