@@ -239,6 +239,8 @@ extern "C" int {symbol}({signature}) {{
             "meta": {"kernel": variant.kernel, "arch": variant.arch, "family": variant.family,
                      "check_variant": variant.is_check, "symbol": symbol, "key": dict(variant.key),
                      "pass_configs": pass_configs, "smem_limit": variant.smem_limit,
+                     # the program's options as variants.py gives them (an A/B wheel's differ from main's)
+                     "options": variant.params,
                      "params": meta_params, "dims": dims, "device": dev, "fast_math": variant.fast_math,
                      "uses_pdl": uses_pdl, "lower_seconds": round(lower_s, 2), "index_audit": index_audit,
                      "barriers_in_unrolled_loops": barriers_in_loops,

@@ -26,4 +26,4 @@ PY
   -w "$tmp/dist" -q)
 mkdir -p "$root/.carry/ab"
 cp "$tmp"/dist/flashqla-*.whl "$root/.carry/ab/$name.zip"
-echo "built .carry/ab/$name.zip from $(git -C "$root" rev-parse --short HEAD) with: $*"
+echo "built .carry/ab/$name.zip from $(git -C "$tmp" rev-parse --short HEAD) with: $*"
