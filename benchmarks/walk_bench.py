@@ -31,7 +31,12 @@ VARIANTS = {
     "tmaskip": ("gdn_cp_correct_sm90", dict(tma=True, skip_warm=True)),
     "tma32": ("gdn_cp_correct_sm90", dict(tma=True, BV=32)),
     "tma32skip": ("gdn_cp_correct_sm90", dict(tma=True, BV=32, skip_warm=True)),
+    # what the products cost in a step (diagnostics only: bf16-level error, reported and not accepted): M rounded
+    # to bf16 (two products), both operands rounded (one, as FlashQLA's walk)
+    "tma2p": ("gdn_cp_correct_sm90", dict(tma=True, products=2)),
+    "tma1p": ("gdn_cp_correct_sm90", dict(tma=True, products=1)),
 }
+DIAGNOSTIC = {"tma2p", "tma1p"}  # variants whose error against float64 is bf16's by design
 # measured and removed (benchmarks/results/H200_walk.md; the kernels in git history, 0967b5e): one_wait (the three
 # products under one wait) and overlap (M_{j+1}'s split while step j's products run)
 
@@ -106,7 +111,7 @@ def main() -> int:
         rows.append((name, us, us / max(num_segs - 1, 1), errs))
         print(f"{name:11s} {us:8.2f} us/launch  {rows[-1][2]:6.2f} us/step  "
               f"rel err fwd {errs[0]:.2e} rev {errs[1]:.2e}", flush=True)
-    bad = [r[0] for r in rows if not max(r[3]) < 1e-4]
+    bad = [r[0] for r in rows if not max(r[3]) < 1e-4 and r[0] not in DIAGNOSTIC]
     if bad:
         print(f"walk: variants off the float64 walk: {bad}")
         return 1

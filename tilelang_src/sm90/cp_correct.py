@@ -33,7 +33,7 @@ from common.walk_dims import correction_dims
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
                         threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False,
-                        skip_warm: bool = False):
+                        skip_warm: bool = False, products: int = 3):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
@@ -46,7 +46,11 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     pdl: programmatic dependent launch (common/grid_dependency.py).
     skip_warm: the splits and the products of a step only where its segment is on the fallback (plan < 0): the plan
     is the same for every thread of a CTA (one v-head), so the branch is uniform and its block-wide syncs are taken
-    by all or none; M_{j+1}'s fetch stays outside it, so the barriers' phases do not depend on the plan."""
+    by all or none; M_{j+1}'s fetch stays outside it, so the barriers' phases do not depend on the plan.
+    products: 3 (hi hi + hi lo + lo hi, about 16 bits of the fp32 operands); 2 (hi hi + hi lo: M rounded to bf16)
+    and 1 (hi hi: both rounded, as FlashQLA's walk) only to measure what the products cost in a step
+    (benchmarks/walk_bench.py; their error against float64 is bf16's, which the op does not accept)."""
+    assert products in (1, 2, 3) and (products == 3 or not split_acc)
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
@@ -68,7 +72,14 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     def split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag):
         """M_j (from the prefetch buffer, or from cp_out's row of the slot without prefetch) and S_j split into bf16
         high and low parts in shared memory."""
-        if prefetch:
+        if products < 3:  # M's high part only
+            if prefetch:
+                for a, c in T.Parallel(K, K):
+                    mh_s[a, c] = T.cast(m32_s[a, c], half)
+            else:
+                for a, c in T.Parallel(K, K):
+                    mh_s[a, c] = T.cast(cp_out[NSEG + slot, hv, a, c], half)
+        elif prefetch:
             for a, c in T.Parallel(K, K):
                 store_split(mh_s, ml_s, a, c, m32_s[a, c])
         else:
@@ -78,8 +89,9 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             sh_s[a, b] = T.cast(s_frag[a, b], half)
         # the low part from registers (sh_s holds exactly the high part): a loop that read sh_s and wrote
         # sl_s got a block barrier per iteration from TileLang's sync planner
-        for a, b in T.Parallel(K, BV):
-            sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
+        if products >= 2:
+            for a, b in T.Parallel(K, BV):
+                sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
 
     @T.macro
     def fetch_next_m(m_next, jj, num_steps, m32_s, bar_m, tx):
@@ -92,7 +104,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
 
     @T.macro
     def multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag):
-        """ms_frag <- M_j S_j as hi hi + hi lo + lo hi."""
+        """ms_frag <- M_j S_j as hi hi + hi lo + lo hi (the first `products` of them)."""
         if split_acc:  # three independent accumulator chains of K / 16 wgmmas, issued together
             T.fence_proxy_async()
             T.sync_threads()
@@ -107,8 +119,10 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 ms_frag[a, b] = ms_frag[a, b] + (ms2_frag[a, b] + ms3_frag[a, b])
         else:
             T.gemm(mh_s, sh_s, ms_frag, clear_accum=True)
-            T.gemm(mh_s, sl_s, ms_frag)
-            T.gemm(ml_s, sh_s, ms_frag)
+            if products >= 2:
+                T.gemm(mh_s, sl_s, ms_frag)
+            if products == 3:
+                T.gemm(ml_s, sh_s, ms_frag)
 
     @T.prim_func
     def gdn_cp_correct(
