@@ -57,7 +57,9 @@ def gdn_seg_plan_sm90(BT: int = 64, threads: int = 128, pdl: bool = False):
         # one warp per (segment slot, v-head): the warm-up's chunk decays are loaded 32 at a time, one per lane,
         # and summed by a scan across the warp, so a segment of up to 32 chunks costs one load latency (one
         # thread per pair walked them in dependent batches: 10 us of a (4, 8) 1x8192 backward's 0.30 ms on an
-        # H100, 27 us at 1x32768, both segment plans together; 40th session)
+        # H100, 27 us at 1x32768, both segment plans' kernels together; by warps 9 and 7 us, the backward 0.970x and
+        # 0.984x its time there, 0.977x by geomean over (4, 8) and (2, 4) x 4 mixes; 40th session,
+        # benchmarks/results/s40/README.md)
         warps = threads // LANES
         with T.Kernel(T.ceildiv(NSEG * HV, warps), threads=threads) as (bx,):
             grid_dependency(pdl)
