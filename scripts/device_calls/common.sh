@@ -13,6 +13,12 @@ install_wheel() {
   echo "wheel commit: $(PYTHONPATH=$site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
 }
 
+# the carried peer bundle (FLA, FlashQLA, TileLang) into /tmp/peers: PYTHONPATH=...:/tmp/peers for the peers' tables
+# and for TileLang's JIT (walk_bench.py, ablate.py, tests/test_seg_plan_gpu.py)
+install_peers() {
+  mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+}
+
 # install_ab_wheel COMMIT: another commit's wheel, carried as .carry/ab/COMMIT.zip (pip wants a wheel's file name),
 # into /tmp/site_COMMIT, for flashqla-alone comparisons by wheel in one call
 install_ab_wheel() {
@@ -26,7 +32,7 @@ install_ab_wheel() {
 noprep_check_table() {
   local limit=$1
   shift
-  mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+  install_peers
   PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 timeout "$limit" python3 benchmarks/noprep_check.py \
     --kernels "$@" --time 32,32:8192x4 32,32:4096x8 32,32:2048x4 32,32:8192x1 > "$OUT/noprep_check.log" 2>&1
   echo "noprep_check rc=$?"
@@ -36,13 +42,14 @@ noprep_check_table() {
 
 # pytest on the installed wheel: run_pytest LOG LIMIT_S MARK_EXPR [FILE...] (default: all of tests/); prints rc, time,
 # failures, skips, the summary line and the worst errors against float64 (the device tool may not return the log:
-# what matters goes to stdout)
+# what matters goes to stdout). PYTEST_SITE (default /tmp/site) picks another installed wheel, e.g. /tmp/site_ff of
+# install_ab_wheel ff
 run_pytest() {
   local log=$1 limit=$2 marks=$3 t0
   shift 3
   [ $# -gt 0 ] || set -- tests
   t0=$(date +%s)
-  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout "$limit" python3 -m pytest "$@" -q -rfs -p no:cacheprovider \
+  PYTHONPATH=${PYTEST_SITE:-/tmp/site} PYTHONUNBUFFERED=1 timeout "$limit" python3 -m pytest "$@" -q -rfs -p no:cacheprovider \
     --timeout 120 -m "$marks" > "$log" 2>&1
   echo "pytest -m '$marks' rc=$? $(( $(date +%s) - t0 )) s"
   grep -h "^FAILED\|^SKIPPED" "$log" | head -12; tail -1 "$log"

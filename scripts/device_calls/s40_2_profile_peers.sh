@@ -7,7 +7,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
-mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+install_peers
 export TILELANG_CACHE_DIR=/tmp/g0/peer_cache/tilelang TRITON_CACHE_DIR=/tmp/g0/peer_cache/triton
 PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 timeout 260 python3 benchmarks/profile_bwd_peers.py \
   --heads 4,8 2,4 --mixes 1x8192 4096+4096 1x32768 --libs flashqla,flash_qla 2>&1 | grep -v "Warning\|TileLang" \

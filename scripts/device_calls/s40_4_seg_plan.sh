@@ -9,7 +9,7 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
 install_ab_wheel dcb2abd
-mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+install_peers
 t0=$(date +%s)
 PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 TILELANG_CACHE_DIR=/tmp/tl_cache timeout 150 python3 -m pytest \
   tests/test_seg_plan_gpu.py -q -rfs -p no:cacheprovider > "$OUT/pytest_seg_plan.log" 2>&1

@@ -7,7 +7,8 @@
 # Needs .carry/flashqla-*.whl and .carry/peers.tar.xz. Not yet run (the 40th session's device time was spent).
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
-mkdir -p /tmp/peers && tar xJf .carry/peers.tar.xz -C /tmp/peers
+. scripts/device_calls/common.sh
+install_peers
 export TILELANG_CACHE_DIR=/tmp/tl_cache
 for fb in 4 0; do
   PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 200 python3 benchmarks/walk_bench.py --heads 8 --tokens 8192 \

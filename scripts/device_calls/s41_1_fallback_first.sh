@@ -11,11 +11,8 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
 install_ab_wheel ff
-t0=$(date +%s)
-PYTHONPATH=/tmp/site_ff PYTHONUNBUFFERED=1 timeout 200 python3 -m pytest tests/test_cp_gpu.py tests/test_gdn_bwd_gpu.py \
-  tests/test_fused_groups_gpu.py -q -rfs -p no:cacheprovider --timeout 120 -m gpu > "$OUT/pytest_ff.log" 2>&1
-echo "pytest ff rc=$? $(( $(date +%s) - t0 )) s"; grep -h "^FAILED\|^SKIPPED" "$OUT/pytest_ff.log" | head -8
-tail -1 "$OUT/pytest_ff.log"
+PYTEST_SITE=/tmp/site_ff run_pytest "$OUT/pytest_ff.log" 200 gpu tests/test_cp_gpu.py tests/test_gdn_bwd_gpu.py \
+  tests/test_fused_groups_gpu.py
 MIXES="1x8192 4096+4096 1x32768 8192x4"
 AB_TIMEOUT=60 ab_runs bwd "4,8 2,4 8,16" "$MIXES" base=/tmp/site ff=/tmp/site_ff base2=/tmp/site
 AB_TIMEOUT=60 ab_runs fwd "4,8 2,4 8,16" "$MIXES" base=/tmp/site ff=/tmp/site_ff base2=/tmp/site
