@@ -207,9 +207,8 @@ def side_stream() -> torch.cuda.Stream:
     return _SIDE_STREAM[0]
 
 
-def time_ms(fn, calls: int, reps: int) -> tuple[float, bool]:
-    """Median ms per call over `reps` replays of a CUDA graph of `calls` calls (graph=True), or of
-    `reps` event-timed loops when the graph cannot be captured (graph=False)."""
+def warm_up(fn) -> None:
+    """Three calls of fn on the side stream (first-use compiles, allocator blocks), finished before returning."""
     s = side_stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -217,12 +216,25 @@ def time_ms(fn, calls: int, reps: int) -> tuple[float, bool]:
             fn()
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
+
+
+def capture_graph(fn, calls: int) -> torch.cuda.CUDAGraph:
+    """A CUDA graph of `calls` calls of fn, captured on the side stream after warm_up (raises where fn cannot be
+    captured: a library that synchronizes)."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side_stream()):
+        for _ in range(calls):
+            fn()
+    return graph
+
+
+def time_ms(fn, calls: int, reps: int) -> tuple[float, bool]:
+    """Median ms per call over `reps` replays of a CUDA graph of `calls` calls (graph=True), or of
+    `reps` event-timed loops when the graph cannot be captured (graph=False)."""
+    warm_up(fn)
     samples = []
     try:
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=s):
-            for _ in range(calls):
-                fn()
+        graph = capture_graph(fn, calls)
         graph.replay()
         torch.cuda.synchronize()
         runner, captured = graph.replay, True

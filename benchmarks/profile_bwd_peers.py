@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gdn import LIBRARIES, make_inputs, side_stream, time_ms  # noqa: E402
+from bench_gdn import LIBRARIES, capture_graph, make_inputs, time_ms, warm_up  # noqa: E402
 from profile_kernels import kernel_table  # noqa: E402
 from shapes import parse_lengths  # noqa: E402
 
@@ -30,18 +30,8 @@ def timeline(fn, graph: bool = False) -> list[tuple[float, float, int, str]]:
     from torch.profiler's trace; shows which chain of kernels sets the time where streams overlap. graph: the call
     captured in a CUDA graph (as bench_gdn.py times it) and one replay traced, so that the gaps between kernels are
     the GPU's own, without the host's launch times of an eager call."""
-    run = fn
-    if graph:
-        s = side_stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            fn()
-        torch.cuda.current_stream().wait_stream(s)
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=s):
-            fn()
-        run = g.replay
+    warm_up(fn)
+    run = capture_graph(fn, 1).replay if graph else fn
     run()
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
