@@ -4,7 +4,6 @@ prints it). A CPU test."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import flashqla
+from source_variants import load_variants
 
 
 def test_manifest_names_the_source_commit():
@@ -43,19 +43,16 @@ def test_manifest_records_each_kernels_options():
     """Every kernel's options (variants.py's parameters of its program) are in the manifest, so that an A/B wheel
     built with options on (scripts/device_calls/build_option_wheel.sh) says so; a wheel built from this checkout's
     commit, unmodified, has exactly variants.py's options."""
-    kernels = flashqla.build_manifest()["kernels"]
+    man = flashqla.build_manifest()
+    kernels = man["kernels"]
     if all("options" not in k for k in kernels):
         pytest.skip("a wheel from before the manifest recorded the kernels' options")
     assert all(isinstance(k.get("options"), dict) for k in kernels), [k["symbol"] for k in kernels if "options" not in k]
-    commit = flashqla.build_manifest().get("source_commit")
+    commit = man.get("source_commit")
     head = _checkout_head()
-    src = Path(__file__).resolve().parent.parent / "tilelang_src" / "variants.py"
-    if not commit or commit.endswith("+dirty") or not head or not commit.startswith(head[:7]) or not src.is_file():
+    variants = load_variants()
+    if not commit or commit.endswith("+dirty") or not head or not commit.startswith(head[:7]) or variants is None:
         pytest.skip(f"the wheel (commit {commit}) is not this checkout's commit ({head}) unmodified")
-    spec = importlib.util.spec_from_file_location("flashqla_variants_manifest", src)
-    variants = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = variants  # dataclasses look their module up there
-    spec.loader.exec_module(variants)
     want = {v.symbol: json.loads(json.dumps(v.params)) for v in variants.VARIANTS}
     for k in kernels:
         assert k["symbol"] in want, f"{k['symbol']}: not a variant of this checkout"

@@ -4,20 +4,13 @@ for sm_90a and lower with wgmma disabled. Skipped where the tests run without th
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-SRC = Path(__file__).resolve().parent.parent / "tilelang_src" / "variants.py"
-if not SRC.is_file():
-    pytest.skip("tilelang_src/ is not next to tests/ (tests copied out of a checkout)", allow_module_level=True)
+from source_variants import load_variants
 
-_spec = importlib.util.spec_from_file_location("flashqla_variants", SRC)
-variants = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = variants  # dataclasses look their module up there
-_spec.loader.exec_module(variants)
+variants = load_variants()
+if variants is None:
+    pytest.skip("tilelang_src/ is not next to tests/ (tests copied out of a checkout)", allow_module_level=True)
 
 
 def extra_keys(family: str) -> set:
