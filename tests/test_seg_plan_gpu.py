@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from gdn_inputs import ragged_cu_seqlens
+
 pytestmark = pytest.mark.gpu
 tilelang = pytest.importorskip("tilelang")
 SRC = Path(__file__).resolve().parents[1] / "tilelang_src"
@@ -90,18 +92,16 @@ def test_plan_tables_match_sequential_walk(plan_kernel, case, reverse):
     lengths, tail, seg_chunks, HV = CASES[case]
     seg_tokens = seg_chunks * BT
     T, N = sum(lengths) + tail, len(lengths)
-    cu = [0]
-    for n in lengths:
-        cu.append(cu[-1] + n)
+    dev = "cuda"
+    cu_dev = ragged_cu_seqlens(lengths, dev)
+    cu = cu_dev.tolist()
     gen = torch.Generator().manual_seed(len(lengths) * 31 + seg_chunks + reverse)
     g_cumsum = chunk_decays(T, HV, gen)
     num_segs = -(-T // seg_tokens) + N
-    dev = "cuda"
     seg_seq = torch.full((num_segs,), -7, dtype=torch.int32, device=dev)  # poisoned: every slot is written
     ranges = torch.full((3 * num_segs, HV, 3), -7, dtype=torch.int32, device=dev)
     cp_plan = torch.full((num_segs, HV), -7777, dtype=torch.int32, device=dev)
-    kernel(torch.tensor(cu, dtype=torch.int32, device=dev), g_cumsum.to(dev), seg_seq, ranges, cp_plan, seg_tokens,
-           1, reverse)
+    kernel(cu_dev, g_cumsum.to(dev), seg_seq, ranges, cp_plan, seg_tokens, 1, reverse)
     torch.cuda.synchronize()
     seg_seq, ranges, cp_plan = seg_seq.cpu(), ranges.cpu().view(3, num_segs, HV, 3), cp_plan.cpu()
     expected = reference_tables(cu, T, g_cumsum, seg_tokens, bool(reverse), threshold)
