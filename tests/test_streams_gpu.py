@@ -91,3 +91,21 @@ def test_step_on_a_caller_stream_reads_inputs_written_there():
     torch.cuda.current_stream().wait_stream(s)
     for n, a, b in zip(NAMES, want, got):
         assert torch.equal(a, b), f"d{n} differs when the step runs on a non-default stream"
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_recompute_forked_first_gives_the_same_gradients(case, monkeypatch):
+    """The fork's place (csrc/ops/gdn_bwd.cpp: after the state gradient's warm-up pass by default, before its segment
+    tables with FLASHQLA_BWD_RECOMPUTE_FIRST=1) changes only the order of the launches across the two streams."""
+    p, cu, cp, do, dht = case_problem(case)
+    fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp)
+
+    def op_grads(first: bool):
+        monkeypatch.setenv("FLASHQLA_BWD_RECOMPUTE_FIRST", "1" if first else "0")
+        return flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
+                                                   initial_state=p["initial_state"], cu_seqlens=cu,
+                                                   cp_segment_chunks=cp)
+
+    for name, a, b in zip(flashqla.GdnGrads._fields, op_grads(True), op_grads(False)):
+        assert not torch.isnan(b).any(), f"{case}: {name} has NaN with the recompute forked after the warm-up"
+        assert torch.equal(a, b), f"{case}: {name} differs with the fork's place"

@@ -100,10 +100,13 @@ PROGRAMS = {
              "gdn_chunk_prep": ("sm90.chunk_prep", "gdn_chunk_prep_sm90", _SM90_PREP_PARAMS, ()),
              # Z formed by the forward itself (gdn_fwd.py z_in_kernel, with the prep's form_z=False: the two go
              # together, checked below) took 1.1-1.5x the forward's time (benchmarks/results/H200_z_in_kernel.md): off
-             "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90", dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True),
-                         (("bv", 64),)),
-             "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90", dict(K=128, V=128, BT=64, BV=64, tma_dh=True),
-                            (("bv", 64),)),
+             # the warm-up pass's transition rows (the long ones) launched first (fallback_first; H100, 41st session,
+             # benchmarks/results/s41/README.md: with both on, the backward 0.989x its time by geomean over (4, 8),
+             # (2, 4), (8, 16) x four mixes (0.976-1.003x), the forward 0.996x (0.966-1.019x, within the run's noise))
+             "gdn_fwd": ("sm90.gdn_fwd", "gdn_fwd_sm90",
+                         dict(K=128, V=128, BT=64, BV=64, stage_o=True, tma_h=True, fallback_first=True), (("bv", 64),)),
+             "gdn_bwd_dh": ("sm90.gdn_bwd_dh", "gdn_bwd_dh_sm90",
+                            dict(K=128, V=128, BT=64, BV=64, tma_dh=True, fallback_first=True), (("bv", 64),)),
              # row_pad 8 (the fp32 C x C buffer's fragment stores conflict-free): 0.987x the time at (16, 64), 0.990x
              # at (16, 32), 1.000x at (2, 8) (ablate.py, 16384 tokens, benchmarks/results/H200_row_pad.md); the gmax 2
              # row keeps 4 (1.011x, 0.987x, 1.002x: noise)
@@ -160,7 +163,8 @@ EXTRA_PROGRAMS = {
     # (128, 128), so not there; benchmarks/results/H200_z_from_ring.md). In the op (8146fb7's wheel): the forward at
     # four and eight sequences 0.963-0.998x its time (0.980x by geomean over eight shapes), the rest unchanged
     "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
-              dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True, z_from_ring=True), (("bv", 128),)),
+              dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True, z_from_ring=True, fallback_first=True),
+              (("bv", 128),)),
              # the chunk gradient for two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks the smallest gmax at
              # least the group; one v-head takes gmax 1 below), its registers split 240 / 224 / 40 instead of
              # 256 / 224 / 24: with one or two v-heads per CTA the producer warps' loads of each CTA's first v-head are

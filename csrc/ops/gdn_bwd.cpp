@@ -150,14 +150,15 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
           : plan_bwd_dh(d.T, d.N, d.HV, d.max_seqlen, kHeadDim / kBlockV, sm_count(d.device), cp_segment_chunks,
                         chunk_states.has_value());
 
-  // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed. Step 2 does not read
-  // them, so the recompute runs on a side stream beside it (a sequential pass with few heads leaves most SMs
-  // idle, above all during the correction walks); the chunk kernel (step 3) waits for both.
+  // 1. the state at the start of every chunk, by chunk slot: the forward's, or recomputed (launched below). Step 2
+  // does not read them, so the recompute runs on a side stream beside it (a sequential pass with few heads leaves most
+  // SMs idle, above all during the correction walks); the chunk kernel (step 3) waits for both.
   Tensor h = chunk_states.has_value() ? *chunk_states
                                       : torch::stable::new_empty(q, {d.num_slots(), d.HV, kHeadDim, kHeadDim});
   std::vector<Tensor> side_workspace;  // the recompute's temporaries, freed only after the join below
   StreamJoin join{stream, stream};
-  if (!chunk_states.has_value()) {
+  auto launch_recompute = [&]() {
+    if (chunk_states.has_value()) return;
     if (!single_stream()) {
       join.side = side_stream(d.device);
       stream_wait(join.side, stream);  // the side stream starts after the work already on this one
@@ -166,7 +167,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     recompute.h = &h;
     launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
                      recompute, cp_segment_chunks, join.side, &side_workspace);
-  }
+  };
+  // The recompute forks after this pass's warm-up (below), so that the two warm-up passes, each filling the SMs, run
+  // one after the other instead of sharing the SMs, and the reverse walk (a few CTAs, the longer chain) runs beside
+  // the recompute (benchmarks/results/s41/README.md). FLASHQLA_BWD_RECOMPUTE_FIRST=1: the fork before this pass's
+  // segment tables, as before the 41st session
+  const bool recompute_first = env_setting_01("FLASHQLA_BWD_RECOMPUTE_FIRST") == 1;
+  if (recompute_first) launch_recompute();
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
   // segment tables), and dh0; the fused backward keeps it in the kernel (no dh)
@@ -187,7 +194,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                           unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 1, group_size(d),
                           d.T, d.H, d.HV, d.N + 1, 0, 1, segs, st.range_rows, 2 * segs, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
+    // the recompute's launches before the walk's: the side stream's first wait (on what this stream holds so far)
+    // must not include the walk
+    if (!recompute_first) launch_recompute();
     cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
+  } else if (!recompute_first) {
+    launch_recompute();
   }
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   if (fused != nullptr) {
