@@ -156,3 +156,46 @@ def test_max_seqlen_hint_changes_no_result(gate):
                                          p["initial_state"], cu, False, -1, None, hint)
         for name, g_got, want in zip(GRAD_NAMES, got, ref):
             assert rel_err(g_got, want) <= TOL["grad"], f"{what}: {name}"
+
+
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("case", ["1x4096 H2/HV8", "ragged H2/HV8"])
+def test_walk_of_32_wide_slices_matches_reference_and_64(case, state_v_first, monkeypatch):
+    """FLASHQLA_WALK_BV=32 (the correction walk's 32-wide V slices, sm90 builds): forward and backward with CP forced
+    on, against float64 and against the 64-wide walk (the same products per element, so equal to fp32 rounding; the
+    bound 1e-6 is far below a bf16 step, 4e-3, so a wrong column block fails it)."""
+    H, HV, lengths, tail = CASES[case]
+    N, T = len(lengths), sum(lengths) + tail
+    cu = ragged_cu_seqlens(lengths, DEV)
+    p = make_problem(1, T, H, HV, device=DEV, gate="strong", N=N)
+    fwd, do, dht, scale, ref = backward_case(p, cu, state_v_first)
+    o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
+                                  output_final_state=True, cu_seqlens=cu)
+    out = {}
+    for bv in ("64", "32"):
+        monkeypatch.setenv("FLASHQLA_WALK_BV", bv)
+        o = run(p, cu, 2) if not state_v_first else None
+        g = flashqla.chunk_gated_delta_rule_bwd(
+            p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht, scale=scale,
+            initial_state=p["initial_state"], cu_seqlens=cu, state_v_first=state_v_first, cp_segment_chunks=2)
+        out[bv] = (o, g)
+    what = f"walk BV=32 {case} v_first={state_v_first}"
+    o32, g32 = out["32"]
+    o64, g64 = out["64"]
+    if o32 is not None:
+        assert record("o", rel_err(o32.o, o_ref), what) <= TOL["o"], what
+        assert record("final_state", rel_err(o32.final_state, ht_ref), what) <= TOL["final_state"], what
+        assert rel_err(o32.o, o64.o.double()) <= 1e-6, f"{what}: o differs from the 64-wide walk's"
+        assert rel_err(o32.final_state, o64.final_state.double()) <= 1e-6, f"{what}: final_state"
+    for name, want in zip(GRAD_NAMES, ref):
+        a, b = getattr(g32, name), getattr(g64, name)
+        assert not torch.isnan(a).any(), f"{what}: {name} has NaN"
+        assert record(name, rel_err(a, want), what) <= TOL["grad"], f"{what}: {name}"
+        assert rel_err(a, b.double()) <= 1e-6, f"{what}: {name} differs from the 64-wide walk's"
+
+
+def test_walk_width_other_than_32_or_64_is_rejected(monkeypatch):
+    p = make_problem(1, 1000, 2, 8, device=DEV, gate="strong")
+    monkeypatch.setenv("FLASHQLA_WALK_BV", "16")
+    with pytest.raises(RuntimeError, match="FLASHQLA_WALK_BV must be 32 or 64"):
+        run(p, None, 2)

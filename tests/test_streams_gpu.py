@@ -94,18 +94,27 @@ def test_step_on_a_caller_stream_reads_inputs_written_there():
 
 
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
-def test_recompute_forked_first_gives_the_same_gradients(case, monkeypatch):
-    """The fork's place (csrc/ops/gdn_bwd.cpp: after the state gradient's warm-up pass by default, before its segment
-    tables with FLASHQLA_BWD_RECOMPUTE_FIRST=1) changes only the order of the launches across the two streams."""
+def test_recompute_forked_after_the_tables_gives_the_same_gradients(case, monkeypatch):
+    """The fork's place (csrc/ops/gdn_bwd.cpp: before the state gradient's segment tables by default, after them with
+    FLASHQLA_BWD_FORK_AFTER_TABLES=1) changes only the order of the launches across the two streams."""
     p, cu, cp, do, dht = case_problem(case)
     fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp)
 
-    def op_grads(first: bool):
-        monkeypatch.setenv("FLASHQLA_BWD_RECOMPUTE_FIRST", "1" if first else "0")
+    def op_grads(after: bool):
+        monkeypatch.setenv("FLASHQLA_BWD_FORK_AFTER_TABLES", "1" if after else "0")
         return flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
                                                    initial_state=p["initial_state"], cu_seqlens=cu,
                                                    cp_segment_chunks=cp)
 
-    for name, a, b in zip(flashqla.GdnGrads._fields, op_grads(True), op_grads(False)):
-        assert not torch.isnan(b).any(), f"{case}: {name} has NaN with the recompute forked after the warm-up"
+    for name, a, b in zip(flashqla.GdnGrads._fields, op_grads(False), op_grads(True)):
+        assert not torch.isnan(b).any(), f"{case}: {name} has NaN with the recompute forked after the tables"
         assert torch.equal(a, b), f"{case}: {name} differs with the fork's place"
+
+
+def test_fork_setting_other_than_0_or_1_is_rejected(monkeypatch):
+    p, cu, cp, do, dht = case_problem("ragged-cp2")
+    fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp)
+    monkeypatch.setenv("FLASHQLA_BWD_FORK_AFTER_TABLES", "yes")
+    with pytest.raises(RuntimeError, match="FLASHQLA_BWD_FORK_AFTER_TABLES must be 0 or 1"):
+        flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
+                                            initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=cp)

@@ -15,8 +15,9 @@ if variants is None:
 
 def extra_keys(family: str) -> set:
     """(kernel, key) of a family's further variants (EXTRA_PROGRAMS), in every dtype."""
-    return {(kernel, (("dtype", short),) + key) for kernel, _, _, _, key in variants.EXTRA_PROGRAMS.get(family, [])
-            for short in variants.DTYPES}
+    return ({(kernel, (("dtype", short),) + key) for kernel, _, _, _, key in variants.EXTRA_PROGRAMS.get(family, [])
+             for short in variants.DTYPES}
+            | {(kernel, key) for kernel, _, _, _, key in variants.EXTRA_HELPER_PROGRAMS.get(family, [])})
 
 
 # helper programs (dtype-free) that only some families have; the op layer uses them where the build has them
@@ -48,6 +49,8 @@ def test_every_family_has_the_same_kernels_and_keys():
         assert ("gdn_fwd_rs", (("dtype", "bf16"), ("bv", bv))) in extras[("sm90", "sm_90a")]
     assert ("gdn_fwd_noprep", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     assert ("gdn_chunk_prep_a", (("dtype", "bf16"),)) in extras[("sm90", "sm_90a")]
+    # the correction walk's 32-wide slice (FLASHQLA_WALK_BV=32; gdn_common.cpp falls back to the 64-wide walk)
+    assert ("gdn_cp_correct", (("bv", 32),)) in extras[("sm90", "sm_90a")]
     assert not any(k in optional for (family, _), more in extras.items() if family != "sm90" for k, _ in more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     for gmax in (1, 2):

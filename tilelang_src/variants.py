@@ -151,6 +151,14 @@ HELPER_PROGRAMS = {
                                  dict(K=128, V=128, BT=64, BV=64, prefetch=False), (("bv", 64),))},
 }
 
+# further helper variants of a family, as (kernel, module, factory, params, key): the sm90 walk with a 32-wide V slice
+# (four CTAs per head and sequence, half the products each; FLASHQLA_WALK_BV=32 picks it, gdn_common.cpp). walk_bench.py
+# on an H100 (41st session): 3.30 us per step against 4.24 at BV = 64 (before the walk's proxy fence)
+EXTRA_HELPER_PROGRAMS = {
+    "sm90": [("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=32, tma=True),
+              (("bv", 32),))],
+}
+
 
 # further variants of a kernel in one family, as (kernel, module, factory, params, key): the op layer picks one
 # by its key at run time
@@ -280,7 +288,8 @@ def _family_variants(family: str, arch: str) -> list[Variant]:
         for kernel, module, factory, params, key in programs:
             rows.append(Variant(arch, family, kernel, module, factory, params=dict(dtype=dtype, **params, **pdl),
                                 key=(("dtype", short),) + key))
-    for kernel, (module, factory, params, key) in HELPER_PROGRAMS[family].items():
+    helpers = [(kernel, *spec) for kernel, spec in HELPER_PROGRAMS[family].items()]
+    for kernel, module, factory, params, key in helpers + EXTRA_HELPER_PROGRAMS.get(family, []):
         rows.append(Variant(arch, family, kernel, module, factory, params=dict(params, **pdl), key=key))
     return rows
 

@@ -62,6 +62,17 @@ inline int fwd_block_v_override() {
   return std::stoi(v);
 }
 
+// FLASHQLA_WALK_BV (read on every call): 32 runs context parallelism's correction walk (cp_correct.py) with a 32-wide V
+// slice where the build has that variant (sm90; four CTAs per head and sequence, half the products each), 64 or unset
+// the default 64-wide one (gdn_common.cpp correct_segments)
+inline int walk_block_v() {
+  const char* s = std::getenv("FLASHQLA_WALK_BV");
+  if (s == nullptr || s[0] == '\0') return 64;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "32" || v == "64", "flashqla: FLASHQLA_WALK_BV must be 32 or 64, got '", v, "'");
+  return std::stoi(v);
+}
+
 // A 0/1 setting from the environment (read on every call): 1 or 0 as set, -1 unset or empty; any other value fails
 // the call naming the variable
 inline int env_setting_01(const char* name) {

@@ -168,17 +168,18 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     launch_fused_fwd(kOp, d, q, k, v, A, nullptr, g_cumsum, beta, cu_seqlens, initial_state, scale, state_v_first,
                      recompute, cp_segment_chunks, join.side, &side_workspace);
   };
-  // The recompute forks after this pass's warm-up (below), so that the two warm-up passes, each filling the SMs, run
-  // one after the other instead of sharing the SMs, and the reverse walk (a few CTAs, the longer chain) runs beside
-  // the recompute (benchmarks/results/s41/README.md). FLASHQLA_BWD_RECOMPUTE_FIRST=1: the fork before this pass's
-  // segment tables, as before the 41st session
-  const bool recompute_first = env_setting_01("FLASHQLA_BWD_RECOMPUTE_FIRST") == 1;
-  if (recompute_first) launch_recompute();
+  // Where the recompute forks: before this pass's segment tables (default), or after them with
+  // FLASHQLA_BWD_FORK_AFTER_TABLES=1 (41st session, benchmarks/results/s41/README.md: in a graph replay at (4, 8)
+  // 1x8192 the tables' kernel waited 17 us for an SM behind the recompute's warm-up, which had taken them all; after
+  // this pass's warm-up instead the recompute became the longer chain, 1.04x the backward's time)
+  const bool after_tables = env_setting_01("FLASHQLA_BWD_FORK_AFTER_TABLES") == 1;
+  if (!after_tables) launch_recompute();
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
   // segment tables), and dh0; the fused backward keeps it in the kernel (no dh)
   const auto& dh_kernel = find_variant("gdn_bwd_dh", gdn_bwd_dh_variants, d.device, dtype_key(d.dtype), kBlockV);
   const SegmentTables st = make_segment_tables(kOp, d, sp, g_cumsum, cu_seqlens, cp_segment_chunks, true, stream);
+  if (after_tables) launch_recompute();
   void* unused = g_cumsum.data_ptr();
   const bool has_states = initial_state.has_value() || dht.has_value();
   const int64_t num_states = has_states ? d.N : 0;
@@ -194,12 +195,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
                           unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 1, group_size(d),
                           d.T, d.H, d.HV, d.N + 1, 0, 1, segs, st.range_rows, 2 * segs, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-    // the recompute's launches before the walk's: the side stream's first wait (on what this stream holds so far)
-    // must not include the walk
-    if (!recompute_first) launch_recompute();
     cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
-  } else if (!recompute_first) {
-    launch_recompute();
   }
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   if (fused != nullptr) {

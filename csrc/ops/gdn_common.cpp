@@ -145,7 +145,11 @@ Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& s
   }
 #endif
   Tensor corrected = torch::stable::new_empty(cp_out, {st.sp.num_segs, d.HV, kHeadDim, kHeadDim});
-  const auto& correct = find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
+  const auto* narrow_walk =
+      walk_block_v() == 32 ? find_variant_or_null(gdn_cp_correct_variants, d.device, "", 32) : nullptr;
+  const auto& correct = narrow_walk != nullptr
+                            ? *narrow_walk
+                            : find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
   const int64_t num_states = start.has_value() ? d.N : 0;
   char err[512] = {0};
   order_after_current(stream, d.device);  // corrected's block, on a side stream

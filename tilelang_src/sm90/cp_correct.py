@@ -69,6 +69,15 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             T.async_copy(src, dst)
 
     @T.macro
+    def proxy_fence():
+        """Before the block barrier after which warp 0 refills a buffer by TMA (tma): every thread's reads of it ordered
+        before the TMA's writes. The TMA writes through the async proxy, which a barrier does not order against loads
+        still in flight (walk_bench.py --detail, 41st session: without it the last loads of warp 0, the warp that issues
+        the copy, now and then read the next step's E, in the 32-wide slice, one product and skip_warm variants)."""
+        if tma:
+            T.fence_proxy_async()
+
+    @T.macro
     def split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag):
         """M_j (from the prefetch buffer, or from cp_out's row of the slot without prefetch) and S_j split into bf16
         high and low parts in shared memory."""
@@ -98,6 +107,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
         """Once every thread has read m32_s (split into its bf16 parts), M_{j+1} (the region m_next) fetched into it
         (prefetch)."""
         if prefetch:
+            proxy_fence()
             T.sync_threads()  # m32_s is read: the next M may land there
             if jj + 1 < num_steps:
                 fetch(m_next, m32_s, bar_m, tx)
@@ -209,6 +219,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                     if tma:
                         T.barrier_wait(bar_e[0], jj % 2)
                     T.copy(e_s, s_frag)
+                    proxy_fence()
                     T.sync_threads()  # e_s is read: the next E may land there
                     if jj + 1 < num_steps:
                         fetch(cp_out[first + j + 1 - 2 * reverse, hv, 0:K, v0:v0 + BV], e_s, bar_e, tx)
