@@ -161,9 +161,9 @@ def test_max_seqlen_hint_changes_no_result(gate):
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
 @pytest.mark.parametrize("case", ["1x4096 H2/HV8", "ragged H2/HV8"])
 def test_walk_of_32_wide_slices_matches_reference_and_64(case, state_v_first, monkeypatch):
-    """FLASHQLA_WALK_BV=32 (the correction walk's 32-wide V slices, sm90 builds): forward and backward with CP forced
-    on, against float64 and against the 64-wide walk (the same products per element, so equal to fp32 rounding; the
-    bound 1e-6 is far below a bf16 step, 4e-3, so a wrong column block fails it)."""
+    """FLASHQLA_WALK_BV=32 (the correction walk's 32-wide V slices, sm90 builds, the default) and 64: forward and
+    backward with CP forced on, against float64 and against the 64-wide walk (the same products per element, so equal
+    to fp32 rounding; the bound 1e-6 is far below a bf16 step, 4e-3, so a wrong column block fails it)."""
     H, HV, lengths, tail = CASES[case]
     N, T = len(lengths), sum(lengths) + tail
     cu = ragged_cu_seqlens(lengths, DEV)

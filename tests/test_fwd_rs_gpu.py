@@ -102,9 +102,11 @@ def test_rs_kernel_runs_and_training_step(block_v, monkeypatch):
                                                   ("1", 64, True), ("1", 128, True)])
 def test_rs_setting_widths(setting, block_v, runs, monkeypatch):
     """FLASHQLA_FWD_RS unset or "0" runs the default forward at either width, "1" the register-operand forward at
-    both (csrc/ops/dispatch.h fwd_rs_requested; profiler)."""
+    both (csrc/ops/dispatch.h fwd_rs_requested; profiler). FLASHQLA_FWD_NOPREP=0: a prefill at BV = 128 otherwise
+    runs the prep-free forward (gdn_fwd.cpp noprep_plan), which has no register-operand twin."""
     p = make_problem(1, 512, 2, 8, device=DEV)
     monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", str(block_v))
+    monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "0")
     if setting is None:
         monkeypatch.delenv("FLASHQLA_FWD_RS", raising=False)
     else:

@@ -49,7 +49,7 @@ def test_every_family_has_the_same_kernels_and_keys():
         assert ("gdn_fwd_rs", (("dtype", "bf16"), ("bv", bv))) in extras[("sm90", "sm_90a")]
     assert ("gdn_fwd_noprep", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     assert ("gdn_chunk_prep_a", (("dtype", "bf16"),)) in extras[("sm90", "sm_90a")]
-    # the correction walk's 32-wide slice (FLASHQLA_WALK_BV=32; gdn_common.cpp falls back to the 64-wide walk)
+    # the correction walk's 32-wide slice (the default; gdn_common.cpp falls back to the 64-wide walk where it is absent)
     assert ("gdn_cp_correct", (("bv", 32),)) in extras[("sm90", "sm_90a")]
     assert not any(k in optional for (family, _), more in extras.items() if family != "sm90" for k, _ in more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]

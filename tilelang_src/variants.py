@@ -152,8 +152,9 @@ HELPER_PROGRAMS = {
 }
 
 # further helper variants of a family, as (kernel, module, factory, params, key): the sm90 walk with a 32-wide V slice
-# (four CTAs per head and sequence, half the products each; FLASHQLA_WALK_BV=32 picks it, gdn_common.cpp). walk_bench.py
-# on an H100 (41st session): 3.30 us per step against 4.24 at BV = 64 (before the walk's proxy fence)
+# (four CTAs per head and sequence, half the products each; the default walk where it is built, FLASHQLA_WALK_BV=64 the
+# 64-wide one, gdn_common.cpp). walk_bench.py on an H100 (41st session): 3.30 us per step against 4.24 at BV = 64; in
+# the op (42nd session) the backward 0.987x and the forward 0.977x the 64-wide walk's time by geomean
 EXTRA_HELPER_PROGRAMS = {
     "sm90": [("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=32, tma=True),
               (("bv", 32),))],

@@ -62,12 +62,14 @@ inline int fwd_block_v_override() {
   return std::stoi(v);
 }
 
-// FLASHQLA_WALK_BV (read on every call): 32 runs context parallelism's correction walk (cp_correct.py) with a 32-wide V
-// slice where the build has that variant (sm90; four CTAs per head and sequence, half the products each), 64 or unset
-// the default 64-wide one (gdn_common.cpp correct_segments)
+// FLASHQLA_WALK_BV (read on every call): 32 or unset runs context parallelism's correction walk (cp_correct.py) with a
+// 32-wide V slice where the build has that variant (sm90; four CTAs per head and sequence, half the products each;
+// elsewhere the 64-wide one), 64 the 64-wide walk (gdn_common.cpp correct_segments). 32 by default since the 42nd
+// session: on an H100 the backward took 0.987x and the forward 0.977x the 64-wide walk's time by geomean
+// (benchmarks/results/s42/README.md)
 inline int walk_block_v() {
   const char* s = std::getenv("FLASHQLA_WALK_BV");
-  if (s == nullptr || s[0] == '\0') return 64;
+  if (s == nullptr || s[0] == '\0') return 32;
   const std::string v = s;
   STD_TORCH_CHECK(v == "32" || v == "64", "flashqla: FLASHQLA_WALK_BV must be 32 or 64, got '", v, "'");
   return std::stoi(v);
