@@ -333,15 +333,17 @@ def _registry_header(results: list[dict]) -> str:
         lines.append(f"#define FLASHQLA_HAS_{kernel.upper()} 1")
         # cc: the compute capability the cubin runs on (major * 10 + minor; 'a' targets run on exactly one); bv: the
         # V-slice width (0: the kernel has none); gmax: the largest group of v-heads per qk-head the variant is for
-        # (0: any group, the kernel's default variant)
+        # (0: any group, the kernel's default variant); split_m: 1 for the correction walk that loads the transition
+        # matrices split (sm90/cp_correct.py split_m), 0 elsewhere
         lines.append(f"struct {kernel}_variant {{ int cc; const char* arch; const char* family; const char* dtype; "
-                     f"int bv; int gmax; {kernel}_launcher fn; const char* symbol; }};")
+                     f"int bv; int gmax; int split_m; {kernel}_launcher fn; const char* symbol; }};")
         lines.append(f"inline constexpr {kernel}_variant {kernel}_variants[] = {{")
         for r in rows:
             meta, key = r["meta"], r["meta"]["key"]
             cc = int(re.match(r"sm_(\d+)", meta["arch"]).group(1))
             lines.append(f'    {{{cc}, "{meta["arch"]}", "{meta["family"]}", "{key.get("dtype", "")}", '
-                         f'{key.get("bv", 0)}, {key.get("gmax", 0)}, &{r["symbol"]}, "{r["symbol"]}"}},')
+                         f'{key.get("bv", 0)}, {key.get("gmax", 0)}, {key.get("split_m", 0)}, &{r["symbol"]}, '
+                         f'"{r["symbol"]}"}},')
         lines.append("};")
         lines.append("")
     return "\n".join(lines) + "\n"

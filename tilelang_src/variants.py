@@ -155,9 +155,14 @@ HELPER_PROGRAMS = {
 # (four CTAs per head and sequence, half the products each; the default walk where it is built, FLASHQLA_WALK_BV=64 the
 # 64-wide one, gdn_common.cpp). walk_bench.py on an H100 (41st session): 3.30 us per step against 4.24 at BV = 64; in
 # the op (42nd session) the backward 0.987x and the forward 0.977x the 64-wide walk's time by geomean
+# The same walk loading the transition matrices already split into bf16 high and low parts (split_m: no split of M's
+# 128 x 128 fp32 per step; the warm-up pass stores them so when the host launches it with warmup = 2):
+# FLASHQLA_WALK_SPLIT_M=1, off (42nd session: written and lowered, not yet run on a GPU)
 EXTRA_HELPER_PROGRAMS = {
     "sm90": [("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=32, tma=True),
-              (("bv", 32),))],
+              (("bv", 32),)),
+             ("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90",
+              dict(K=128, V=128, BT=64, BV=32, tma=True, split_m=True), (("bv", 32), ("split_m", 1)))],
 }
 
 

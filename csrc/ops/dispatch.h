@@ -37,16 +37,17 @@ std::string compiled_list(const Variant (&table)[N]) {
   return out;
 }
 
-// The variant for the device's family and dtype, of V-slice width bv (any when bv is 0) and group bound gmax (0: the
-// kernel's default variant, for any group; tilelang_src/variants.py's EXTRA_PROGRAMS), or nullptr
+// The variant for the device's family and dtype, of V-slice width bv (any when bv is 0), group bound gmax (0: the
+// kernel's default variant, for any group; tilelang_src/variants.py's EXTRA_PROGRAMS) and split_m (1: the correction
+// walk that loads the transitions split), or nullptr
 template <class Variant, size_t N>
 const Variant* find_variant_or_null(const Variant (&table)[N], int32_t device, const char* dtype, int bv,
-                                    int gmax = 0) {
+                                    int gmax = 0, int split_m = 0) {
   const int cc = compute_capability(device);
   const std::string family = kernel_family(cc);
   for (const Variant& v : table) {
     if (v.cc == cc && family == v.family && std::strcmp(v.dtype, dtype) == 0 && (bv == 0 || v.bv == bv) &&
-        v.gmax == gmax) {
+        v.gmax == gmax && v.split_m == split_m) {
       return &v;
     }
   }
@@ -114,6 +115,13 @@ inline bool train_noprep_requested() { return env_setting_01("FLASHQLA_TRAIN_NOP
 // paid only where a sequence had about 16 maps or more ((2, 4) 1x32768: the backward 1.07x) and was 0.88-0.99x
 // elsewhere
 inline bool cp_scan_requested() { return env_setting_01("FLASHQLA_CP_SCAN") == 1; }
+
+// FLASHQLA_WALK_SPLIT_M (read on every call): "1" runs the correction walk's variant that loads the transition
+// matrices already split into bf16 high and low parts (tilelang_src/sm90/cp_correct.py split_m; the warm-up pass
+// stores them so, launched with warmup = 2: gdn_common.cpp choose_correction), where the build has it (sm90, the
+// 32-wide walk) and the scan does not run instead; "0" or unset: the walk splits M at every step. The same bits.
+// Off: written in the 42nd session, not yet run on a GPU
+inline bool walk_split_m_requested() { return env_setting_01("FLASHQLA_WALK_SPLIT_M") == 1; }
 
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,

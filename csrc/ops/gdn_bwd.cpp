@@ -190,12 +190,14 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
     // segments' transposed transitions; then the correction, last segment first. dh is absent (`unused`) with one
     // slot: a variant that stores it by TMA encodes its descriptor, which cannot have a dimension of 0
     Tensor cp_out = torch::stable::new_empty(g_cumsum, {2 * segs, d.HV, kHeadDim, kHeadDim});
+    const Correction how = choose_correction(d);
     int rc = dh_kernel.fn(q.data_ptr(), k.data_ptr(), do_.data_ptr(), A.data_ptr(), g_cumsum.data_ptr(), beta.data_ptr(),
                           cu_seqlens.data_ptr(), unused, unused, unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
-                          unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 1, group_size(d),
+                          unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, how.warmup(),
+                          group_size(d),
                           d.T, d.H, d.HV, d.N + 1, 0, 1, segs, st.range_rows, 2 * segs, stream, err, sizeof(err));
     STD_TORCH_CHECK(rc == 0, kOp, ": kernel launch failed: ", err);
-    cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, stream);
+    cp_ds = correct_segments(kOp, d, st, cu_seqlens, cp_out, dht, state_v_first, true, how, stream);
   }
 #ifdef FLASHQLA_HAS_GDN_BWD_FUSED
   if (fused != nullptr) {

@@ -134,22 +134,35 @@ Tensor scan_segments(const char* op, const GdnDims& d, const SegmentTables& st, 
 }  // namespace
 #endif
 
-Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
-                        const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
-                        void* stream) {
+Correction choose_correction(const GdnDims& d) {
+  Correction c;
 #ifdef FLASHQLA_HAS_GDN_CP_SCAN
   if (cp_scan_requested()) {
     if (const auto* scan = find_variant_or_null(gdn_cp_scan_variants, d.device, "", kBlockV)) {
-      return scan_segments(op, d, st, cu_seqlens, cp_out, start, state_v_first, reverse, stream, *scan);
+      c.scan = scan;
+      return c;
     }
   }
 #endif
+  const int bv = walk_block_v();
+  const bool split = walk_split_m_requested();  // read on every call, as the width: a bad value fails either way
+  if (split) c.walk = find_variant_or_null(gdn_cp_correct_variants, d.device, "", bv, 0, 1);
+  c.split_m = c.walk != nullptr;
+  if (c.walk == nullptr && bv == 32) c.walk = find_variant_or_null(gdn_cp_correct_variants, d.device, "", 32);
+  if (c.walk == nullptr) c.walk = &find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
+  return c;
+}
+
+Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
+                        const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
+                        const Correction& how, void* stream) {
+#ifdef FLASHQLA_HAS_GDN_CP_SCAN
+  if (how.scan != nullptr) {
+    return scan_segments(op, d, st, cu_seqlens, cp_out, start, state_v_first, reverse, stream, *how.scan);
+  }
+#endif
   Tensor corrected = torch::stable::new_empty(cp_out, {st.sp.num_segs, d.HV, kHeadDim, kHeadDim});
-  const auto* narrow_walk =
-      walk_block_v() == 32 ? find_variant_or_null(gdn_cp_correct_variants, d.device, "", 32) : nullptr;
-  const auto& correct = narrow_walk != nullptr
-                            ? *narrow_walk
-                            : find_variant("gdn_cp_correct", gdn_cp_correct_variants, d.device, "", kBlockV);
+  const auto& correct = *how.walk;
   const int64_t num_states = start.has_value() ? d.N : 0;
   char err[512] = {0};
   order_after_current(stream, d.device);  // corrected's block, on a side stream
@@ -169,14 +182,16 @@ Tensor cp_start_states(const char* op, const GdnDims& d, gdn_fwd_launcher fn, co
   const SegmentPlan& sp = st.sp;
   Tensor cp_out = torch::stable::new_empty(gates, {2 * sp.num_segs, d.HV, kHeadDim, kHeadDim});
   order_after_current(stream, d.device);  // cp_out's block, on a side stream
+  const Correction how = choose_correction(d);
   char err[512] = {0};
   const int rc = fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), a, z, gates.data_ptr(), beta.data_ptr(),
                     cu_seqlens.data_ptr(), unused, unused, unused, unused, st.seg_seq.data_ptr(), st.ranges.data_ptr(),
-                    unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, 1, group_size(d),
+                    unused, cp_out.data_ptr(), static_cast<float>(scale), 0, 0, state_v_first, 0, 0, how.warmup(),
+                    group_size(d),
                     d.T, d.H, d.HV, d.N + 1, 0, 1, sp.num_segs, st.range_rows, 2 * sp.num_segs, stream, err,
                     sizeof(err));
   STD_TORCH_CHECK(rc == 0, op, ": kernel launch failed: ", err);
-  Tensor start = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, stream);
+  Tensor start = correct_segments(op, d, st, cu_seqlens, cp_out, initial_state, state_v_first, false, how, stream);
   if (workspace != nullptr) workspace->insert(workspace->end(), {cp_out, start, st.cp_plan});
   return start;
 }

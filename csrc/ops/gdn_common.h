@@ -52,12 +52,30 @@ SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Segmen
 // cp_segment_chunks in [-1, 2^24], or an error naming it
 void check_cp_segment_chunks(const char* op, int64_t cp_segment_chunks);
 
-// The correction of context parallelism (tilelang_src/sm90/cp_correct.py): from the warm-up pass's outputs
-// cp_out [2 num_segs, HV, K, V], every segment's start state (forward; start = h0) or end gradient (reverse;
-// start = dht), [num_segs, HV, K, V] fp32.
+// How context parallelism's correction runs on d's device, chosen once per pass: the scan where FLASHQLA_CP_SCAN=1 and
+// the build has it, else the walk of FLASHQLA_WALK_BV's width, the variant that loads the transitions split where
+// FLASHQLA_WALK_SPLIT_M=1 and the build has it (split_m: the warm-up pass must then store them split)
+struct Correction {
+#ifdef FLASHQLA_HAS_GDN_CP_SCAN
+  const gdn_cp_scan_variant* scan = nullptr;
+#else
+  const void* scan = nullptr;
+#endif
+  const gdn_cp_correct_variant* walk = nullptr;
+  bool split_m = false;
+  // the warm-up pass's `warmup` argument: 2 stores the transition matrices as bf16 high and low parts
+  // (tilelang_src/common/bf16_split.py split_slots), 1 as fp32
+  int warmup() const { return split_m ? 2 : 1; }
+};
+Correction choose_correction(const GdnDims& d);
+
+// The correction of context parallelism (tilelang_src/sm90/cp_correct.py, or cp_scan.py): from the warm-up pass's
+// outputs cp_out [2 num_segs, HV, K, V], every segment's start state (forward; start = h0) or end gradient (reverse;
+// start = dht), [num_segs, HV, K, V] fp32. how: choose_correction's choice, made before the warm-up pass ran (its
+// warmup() argument)
 Tensor correct_segments(const char* op, const GdnDims& d, const SegmentTables& st, const Tensor& cu_seqlens,
                         const Tensor& cp_out, const std::optional<Tensor>& start, bool state_v_first, bool reverse,
-                        void* stream);
+                        const Correction& how, void* stream);
 
 // Context parallelism's start states for a forward's main pass: the warm-up pass of a forward kernel (fn: gdn_fwd's
 // launcher signature, which gdn_fwd_rs and gdn_fwd_noprep share; every segment's end state from zero, and the

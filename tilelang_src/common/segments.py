@@ -14,6 +14,7 @@ hand-off or its state stores (thirty-first session), which would change the code
 
 import tilelang.language as T
 
+from common.bf16_split import store_split_slot
 from common.seq_index import seq_bound
 
 
@@ -100,6 +101,10 @@ def end_state(frag, warmup, n_iter, cp_out, is_m, num_segs, seg, store, dst, n, 
     cp_out[is_m * num_segs + seg] when it ran any chunk; else, when `store`, the state dst[n] (ht or dh0)."""
     if warmup != 0:
         if n_iter > 0:
-            T.copy(frag, cp_out[is_m * num_segs + seg, hv, 0:K, v0:v0 + BV])
+            if warmup == 2 and is_m != 0:  # the transition split for the walk (sm90/cp_correct.py split_m)
+                for a, b in T.Parallel(K, BV):
+                    store_split_slot(cp_out, num_segs + seg, hv, a, v0 + b, frag[a, b])
+            else:
+                T.copy(frag, cp_out[is_m * num_segs + seg, hv, 0:K, v0:v0 + BV])
     elif store:
         store_state(frag, dst, n, hv, v0, state_v_first, K, BV)

@@ -8,6 +8,8 @@ parameter bound to a symbolic dimension renames it, and the kernel's signature w
 
 import tilelang.language as T
 
+from common.bf16_split import store_split_slot
+
 
 @T.macro
 def load_start_state(s_frag, rows, K, vg, hv, seg, n, is_m, n_iter, has_prev, warmup, use_h0, num_seqs,
@@ -33,8 +35,12 @@ def store_end_state(s_frag, rows, K, vg, hv, seg, n, is_m, n_iter, is_last, warm
                     cp_out, ht):
     if warmup != 0:
         if n_iter > 0:
-            for a, b in T.Parallel(rows, K):
-                cp_out[is_m * num_segs + seg, hv, b, vg + a] = s_frag[a, b]
+            if warmup == 2 and is_m != 0:  # the transition split for the walk (sm90/cp_correct.py split_m)
+                for a, b in T.Parallel(rows, K):
+                    store_split_slot(cp_out, num_segs + seg, hv, b, vg + a, s_frag[a, b])
+            else:
+                for a, b in T.Parallel(rows, K):
+                    cp_out[is_m * num_segs + seg, hv, b, vg + a] = s_frag[a, b]
     elif store_ht != 0 and is_last:
         if state_v_first != 0:
             T.copy(s_frag, ht[n, hv, vg:vg + rows, 0:K])

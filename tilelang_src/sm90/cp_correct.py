@@ -24,7 +24,7 @@ and writes G_j, the gradient at the end of segment j, to cp_h0[slot_j].
 
 import tilelang.language as T
 
-from common.bf16_split import store_split
+from common.bf16_split import split_slots, store_split
 from common.grid_dependency import grid_dependency
 from common.segments import load_state
 from common.seq_index import seq_bound
@@ -33,7 +33,7 @@ from common.walk_dims import correction_dims
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
                         threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False,
-                        skip_warm: bool = False, products: int = 3):
+                        skip_warm: bool = False, products: int = 3, split_m: bool = False):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
@@ -49,8 +49,14 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     by all or none; M_{j+1}'s fetch stays outside it, so the barriers' phases do not depend on the plan.
     products: 3 (hi hi + hi lo + lo hi, about 16 bits of the fp32 operands); 2 (hi hi + hi lo: M rounded to bf16)
     and 1 (hi hi: both rounded, as FlashQLA's walk) only to measure what the products cost in a step
-    (benchmarks/walk_bench.py; their error against float64 is bf16's, which the op does not accept)."""
+    (benchmarks/walk_bench.py; their error against float64 is bf16's, which the op does not accept).
+    split_m (with prefetch and tma): M_j arrives already split, as the warm-up pass's transition rows wrote it with
+    `warmup` = 2 (its bf16 high and low parts in the two halves of M's fp32 slot of cp_out, common/bf16_split.py
+    split_slots), by TMA into one of two buffer pairs, so a step splits only S_j: no pass over M's 128 x 128 fp32
+    elements in shared memory per step (the host launches the warm-up pass with 2 exactly when it takes this
+    variant, csrc/ops/gdn_common.cpp). The same bits as the split here (the same rounding of the same values)."""
     assert products in (1, 2, 3) and (products == 3 or not split_acc)
+    assert not split_m or (prefetch and tma and products == 3 and not split_acc), "split_m: the TMA prefetch, 3 products"
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
@@ -101,6 +107,26 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
         if products >= 2:
             for a, b in T.Parallel(K, BV):
                 sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
+
+    @T.macro
+    def fetch_split_m(cp_out, row, hv, buf, mh2_s, ml2_s, bar_mh, bar_ml, tx):
+        """M's high and low parts from cp_out's row `row` (split_slots' view) into buffer pair buf, by TMA issued by
+        warp 0, each on its own mbarrier of the pair (split_m)."""
+        if tx < 32:
+            T.tma_copy(split_slots(cp_out)[row, hv, 0, 0:K, 0:K], mh2_s[buf, :, :],
+                       barrier=bar_mh[buf], leader_scope_threads=32)
+            T.barrier_arrive(bar_mh[buf])
+            T.tma_copy(split_slots(cp_out)[row, hv, 1, 0:K, 0:K], ml2_s[buf, :, :],
+                       barrier=bar_ml[buf], leader_scope_threads=32)
+            T.barrier_arrive(bar_ml[buf])
+
+    @T.macro
+    def split_s(sh_s, sl_s, s_frag):
+        """S_j split into bf16 high and low parts in shared memory (split_m: M_j came split)."""
+        for a, b in T.Parallel(K, BV):
+            sh_s[a, b] = T.cast(s_frag[a, b], half)
+        for a, b in T.Parallel(K, BV):
+            sl_s[a, b] = T.cast(s_frag[a, b] - T.cast(T.cast(s_frag[a, b], half), accum), half)
 
     @T.macro
     def fetch_next_m(m_next, jj, num_steps, m32_s, bar_m, tx):
@@ -162,8 +188,12 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             last_j = T.alloc_var("int32", init=0)  # the walk's last step (for the same reason)
             last_j = num_segs - 2
 
-            mh_s = T.alloc_shared((K, K), half)
-            ml_s = T.alloc_shared((K, K), half)
+            if split_m:  # M_j's high and low parts, two buffer pairs (step jj uses pair jj % 2)
+                mh_s = T.alloc_shared((2, K, K), half)
+                ml_s = T.alloc_shared((2, K, K), half)
+            else:
+                mh_s = T.alloc_shared((K, K), half)
+                ml_s = T.alloc_shared((K, K), half)
             sh_s = T.alloc_shared((K, BV), half)
             sl_s = T.alloc_shared((K, BV), half)
             s_frag = T.alloc_fragment((K, BV), accum)
@@ -177,14 +207,21 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 # step 0's M and E by cp.async; each step issues the next step's M once its split has read m32_s
                 # and the next E once its own E is read, so the walk's one round trip to memory per step (64 KB
                 # of M and 32 KB of E) overlaps the step's products instead of preceding them
-                m32_s = T.alloc_shared((K, K), accum)  # the next step's M, landing by cp.async (or TMA)
+                if not split_m:
+                    m32_s = T.alloc_shared((K, K), accum)  # the next step's M, landing by cp.async (or TMA)
                 e_s = T.alloc_shared((K, BV), accum)  # the next step's E, landing by cp.async (or TMA)
                 # warp 0 arrives on these and the TMA's bytes complete the phase (tma); unused with cp.async
-                bar_m = T.alloc_barrier(32) if tma else None
+                bar_m = T.alloc_barrier(32) if tma and not split_m else None
                 bar_e = T.alloc_barrier(32) if tma else None
+                if split_m:  # one barrier per buffer and half
+                    bar_mh = T.alloc_barrier([32, 32])
+                    bar_ml = T.alloc_barrier([32, 32])
                 if num_steps > 0:
                     j0 = T.if_then_else(reverse != 0, last_j, 0)
-                    fetch(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s, bar_m, tx)
+                    if split_m:
+                        fetch_split_m(cp_out, NSEG + first + j0, hv, 0, mh_s, ml_s, bar_mh, bar_ml, tx)
+                    else:
+                        fetch(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s, bar_m, tx)
                     fetch(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s, bar_e, tx)
 
             if use_h0 != 0:
@@ -199,14 +236,34 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 # CTA, around the splits and products) and used for the fallback ones; M_j is only written for
                 # those, so the selection below must not multiply (one read of M per element: hi and lo from the
                 # same register)
-                if prefetch:
+                if prefetch and not split_m:
                     if tma:
                         T.barrier_wait(bar_m[0], jj % 2)
                     else:
                         T.ptx_wait_group(0)  # this thread's copies of M_j and E_j
                         T.sync_threads()  # everyone's
                 m_next = cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K]  # M_{j+1}, for the prefetch
-                if skip_warm:
+                if split_m:
+                    buf = jj % 2
+                    T.barrier_wait(bar_mh[buf], (jj // 2) % 2)
+                    T.barrier_wait(bar_ml[buf], (jj // 2) % 2)
+                    if skip_warm:
+                        if plan < 0:
+                            split_s(sh_s, sl_s, s_frag)
+                    else:
+                        split_s(sh_s, sl_s, s_frag)
+                    proxy_fence()
+                    # S's halves are written; the other pair was last read by step jj - 1's products: M_{j+1} may land
+                    T.sync_threads()
+                    if jj + 1 < num_steps:
+                        fetch_split_m(cp_out, NSEG + first + j + 1 - 2 * reverse, hv, 1 - buf, mh_s, ml_s, bar_mh,
+                                      bar_ml, tx)
+                    if skip_warm:
+                        if plan < 0:
+                            multiply(mh_s[buf, :, :], ml_s[buf, :, :], sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
+                    else:
+                        multiply(mh_s[buf, :, :], ml_s[buf, :, :], sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
+                elif skip_warm:
                     if plan < 0:
                         split_operands(cp_out, slot, hv, m32_s, mh_s, ml_s, sh_s, sl_s, s_frag)
                         multiply(mh_s, ml_s, sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)

@@ -103,7 +103,7 @@ def gdn_bwd_dh_sm90(
             # the segment's sequence, and the chunks this CTA runs (sm90/seg_plan.py, reverse tables); the
             # warm-up rows follow the main-pass rows; the transposed-transition CTAs load dO = 0 (up to do_end)
             n, c_first, n_iter, flags, seq_start, seq_end, do_end = segment_row(
-                seg_seq, ranges, cu_seqlens, seg, warmup * NSEG + br, hv, num_seqs, num_tokens, BT)
+                seg_seq, ranges, cu_seqlens, seg, T.min(warmup, 1) * NSEG + br, hv, num_seqs, num_tokens, BT)
             is_first = flags % 2 == 0  # the sequence's first segment stores dh0
             is_last = (flags // 2) % 2 == 1  # the sequence's last segment starts from dht
             first_slot = seq_start // BT + n  # docs/gdn_chunk_derivation.md, "Chunk slots"

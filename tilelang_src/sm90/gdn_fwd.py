@@ -34,6 +34,7 @@ cp_out[num_segs + seg]. The main pass starts a sequence's later segments from cp
 import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
 
+from common.bf16_split import store_split_slot
 from common.chunk_gates import gate_a, scale_gamma
 from common.chunk_load import load_gate_beta, load_rows
 from common.chunk_store import store_seq_rows, store_state_tile, zero_padding_tail
@@ -177,7 +178,7 @@ def gdn_fwd_sm90(
 
             # the segment's sequence, and the chunks this CTA runs (tilelang_src/sm90/seg_plan.py)
             n = seg_seq[seg]
-            row = warmup * NSEG + br  # warm-up rows follow the main-pass rows
+            row = T.min(warmup, 1) * NSEG + br  # warm-up rows follow the main-pass rows (warmup 1 or 2)
             c_first = ranges[row, hv, 0]
             n_iter = ranges[row, hv, 1]
             flags = ranges[row, hv, 2]
@@ -279,7 +280,11 @@ def gdn_fwd_sm90(
                         T.barrier_arrive(w_free[i % 2])
                 if warmup != 0:
                     if n_iter > 0:
-                        T.copy(s_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
+                        if warmup == 2 and is_m != 0:  # the transition split for the walk (cp_correct.py split_m)
+                            for a, b in T.Parallel(K, BV):
+                                store_split_slot(cp_out, NSEG + seg, hv, a, v0 + b, s_frag[a, b])
+                        else:
+                            T.copy(s_frag, cp_out[is_m * NSEG + seg, hv, 0:K, v0:v0 + BV])
                 elif store_ht != 0 and is_last:
                     if state_v_first != 0:
                         for a, b in T.Parallel(K, BV):

@@ -340,7 +340,7 @@ def gdn_fwd_noprep_sm90(
             num_seqs = N1 - 1
 
             n = seg_seq[seg]
-            row = warmup * NSEG + bx  # warm-up rows follow the main-pass rows
+            row = T.min(warmup, 1) * NSEG + bx  # warm-up rows follow the main-pass rows (warmup 1 or 2)
             c_first = ranges[row, hv, 0]
             n_iter = ranges[row, hv, 1]
             flags = ranges[row, hv, 2]
