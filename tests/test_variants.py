@@ -49,7 +49,7 @@ def test_every_family_has_the_same_kernels_and_keys():
         assert ("gdn_fwd_rs", (("dtype", "bf16"), ("bv", bv))) in extras[("sm90", "sm_90a")]
     assert ("gdn_fwd_noprep", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     assert ("gdn_chunk_prep_a", (("dtype", "bf16"),)) in extras[("sm90", "sm_90a")]
-    # the correction walk's 32-wide slice (the default; gdn_common.cpp falls back to the 64-wide walk where it is absent)
+    # the correction walk's 32-wide slice (the default; gdn_common.cpp takes the 64-wide walk where it is absent)
     assert ("gdn_cp_correct", (("bv", 32),)) in extras[("sm90", "sm_90a")]
     # and its variant that loads the transitions split (FLASHQLA_WALK_SPLIT_M=1; gdn_common.cpp choose_correction)
     assert ("gdn_cp_correct", (("bv", 32), ("split_m", 1))) in extras[("sm90", "sm_90a")]

@@ -12,7 +12,6 @@ def store_split(hi_s, lo_s, a, b, val):
     lo_s[a, b] = T.cast(val - T.cast(T.cast(val, "bfloat16"), "float32"), "bfloat16")
 
 
-
 def split_slots(cp_out):
     """cp_out [NGRID, HV, K, V] fp32 seen as [NGRID, HV, 2, K, V] bf16: a slot's high part in the first half of its
     bytes, its low part in the second. The warm-up pass leaves the transition matrices so (`warmup` = 2:

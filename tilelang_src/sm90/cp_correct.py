@@ -56,7 +56,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     elements in shared memory per step (the host launches the warm-up pass with 2 exactly when it takes this
     variant, csrc/ops/gdn_common.cpp). The same bits as the split here (the same rounding of the same values)."""
     assert products in (1, 2, 3) and (products == 3 or not split_acc)
-    assert not split_m or (prefetch and tma and products == 3 and not split_acc), "split_m: the TMA prefetch, 3 products"
+    assert not split_m or (prefetch and tma and products == 3 and not split_acc), "split_m: TMA prefetch, 3 products"
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
