@@ -58,6 +58,20 @@ FWD_ABLATIONS = {
 }
 # measured on the H200: docs/fwd_profile.md
 
+# the state gradient's pieces (gdn_bwd_dh.py), the work that a warm-up pass's transition rows (dO = 0) do for nothing:
+# what a chunk would take without them, the bound on leaving them out of those rows (42nd session, not yet run:
+# `--kernels bwddhab --variants cur ablate --masks 0 1 2 4 8 15`)
+BWD_DH_ABLATIONS = {
+    1: ("WG2: Pg = Q K^T", "                    T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag",
+        "                    # Gamma's shared loads let-bound"),
+    2: ("WG2: Pg scaled", "                    for r, cc in T.Parallel(BT, BT):\n                        p_frag[r, cc] = scale",
+        "                    for r, cc in T.Parallel(BT, BT):\n                        gm_frag[r, cc] = gm_frag[r, cc] * a_s"),
+    4: ("WG1: Pg^T dO", "                    T.gemm(p_s[i % 2, :, :], do_s[i % 2, :, :], pdo_frag",
+        "                    T.barrier_wait(bar_st[i % 2]"),
+    8: ("WG0: dS += Q^T (scale gamma dO)", "                    # dS += Q^T (scale * gamma * dO)\n",
+        "                    T.barrier_arrive(wg2_free[i % 2])\n                    T.barrier_wait(bar_dvg"),
+}
+
 
 # experimental edits of chunk_prep.py for the `fix` variant (none now; measurements in docs/fwd_profile.md)
 PREP_FIX: list[tuple[str, str]] = []
@@ -432,6 +446,11 @@ SPECS = {
     "bwddh": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                   params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64), fix=[], last_param="", ablations={},
                   combos=[], inputs=bwd_dh_inputs, unit="us/chunk"),
+    # the state gradient as the wheel builds it (tma_dh), with BWD_DH_ABLATIONS
+    "bwddhab": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
+                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, tma_dh=True), fix=[],
+                    last_param="        warmup: T.int32,\n", ablations=BWD_DH_ABLATIONS, combos=[1 | 2 | 4 | 8],
+                    inputs=bwd_dh_inputs, unit="us/chunk", variants=["cur", "ablate"]),
     # dS~ stored to dh by TMA (tma_dh, the sm90 family's default since the eighteenth session)
     "bwddht": dict(file=SRC / "sm90" / "gdn_bwd_dh.py", factory="gdn_bwd_dh_sm90",
                    params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=64, tma_dh=True), fix=[], last_param="",
