@@ -53,6 +53,12 @@ def autograd_grads(p, cu, do, dht, **kw):
     return [leaves[n].grad for n in NAMES]
 
 
+def op_backward(p, cu, cp, fwd, do, dht):
+    """flashqla.chunk_gated_delta_rule_bwd on problem p from its forward fwd's g_cumsum and A, with CP setting cp."""
+    return flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
+                                               initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=cp)
+
+
 @pytest.mark.parametrize("gate", ["strong", "mild", "none"])
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
 def test_backward_with_side_stream_is_the_single_stream_one(case, gate, monkeypatch):
@@ -61,9 +67,7 @@ def test_backward_with_side_stream_is_the_single_stream_one(case, gate, monkeypa
 
     def op_grads(on):
         single_stream(monkeypatch, on)
-        return flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
-                                                   initial_state=p["initial_state"], cu_seqlens=cu,
-                                                   cp_segment_chunks=cp)
+        return op_backward(p, cu, cp, fwd, do, dht)
 
     for name, a, b in zip(flashqla.GdnGrads._fields, op_grads(True), op_grads(False)):
         assert not torch.isnan(b).any(), f"{case}/{gate}: {name} has NaN with side streams"
@@ -102,9 +106,7 @@ def test_recompute_forked_after_the_tables_gives_the_same_gradients(case, monkey
 
     def op_grads(after: bool):
         monkeypatch.setenv("FLASHQLA_BWD_FORK_AFTER_TABLES", "1" if after else "0")
-        return flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
-                                                   initial_state=p["initial_state"], cu_seqlens=cu,
-                                                   cp_segment_chunks=cp)
+        return op_backward(p, cu, cp, fwd, do, dht)
 
     for name, a, b in zip(flashqla.GdnGrads._fields, op_grads(False), op_grads(True)):
         assert not torch.isnan(b).any(), f"{case}: {name} has NaN with the recompute forked after the tables"
@@ -116,5 +118,4 @@ def test_fork_setting_other_than_0_or_1_is_rejected(monkeypatch):
     fwd = flashqla.chunk_gated_delta_rule_fwd(**p, cu_seqlens=cu, cp_segment_chunks=cp)
     monkeypatch.setenv("FLASHQLA_BWD_FORK_AFTER_TABLES", "yes")
     with pytest.raises(RuntimeError, match="FLASHQLA_BWD_FORK_AFTER_TABLES must be 0 or 1"):
-        flashqla.chunk_gated_delta_rule_bwd(p["q"], p["k"], p["v"], fwd.g_cumsum, p["beta"], fwd.A, do, dht,
-                                            initial_state=p["initial_state"], cu_seqlens=cu, cp_segment_chunks=cp)
+        op_backward(p, cu, cp, fwd, do, dht)

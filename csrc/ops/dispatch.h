@@ -54,37 +54,30 @@ const Variant* find_variant_or_null(const Variant (&table)[N], int32_t device, c
   return nullptr;
 }
 
-// FLASHQLA_FWD_BLOCK_V (read on every call): 64 or 128 forces the fused forward's V-slice width, 0 when unset
-inline int fwd_block_v_override() {
-  const char* s = std::getenv("FLASHQLA_FWD_BLOCK_V");
-  if (s == nullptr || s[0] == '\0') return 0;
+// A setting from the environment (read on every call) that is one of two integers a and b: its value, or `unset` when
+// unset or empty; any other value fails the call naming the variable ("flashqla: NAME must be a or b, got '...'")
+inline int env_setting_of_two(const char* name, int a, int b, int unset) {
+  const char* s = std::getenv(name);
+  if (s == nullptr || s[0] == '\0') return unset;
   const std::string v = s;
-  STD_TORCH_CHECK(v == "64" || v == "128", "flashqla: FLASHQLA_FWD_BLOCK_V must be 64 or 128, got '", v, "'");
+  STD_TORCH_CHECK(v == std::to_string(a) || v == std::to_string(b), "flashqla: ", name, " must be ", a, " or ", b,
+                  ", got '", v, "'");
   return std::stoi(v);
 }
+
+// FLASHQLA_FWD_BLOCK_V (read on every call): 64 or 128 forces the fused forward's V-slice width, 0 when unset
+inline int fwd_block_v_override() { return env_setting_of_two("FLASHQLA_FWD_BLOCK_V", 64, 128, 0); }
 
 // FLASHQLA_WALK_BV (read on every call): 32 or unset runs context parallelism's correction walk (cp_correct.py) with a
 // 32-wide V slice where the build has that variant (sm90; four CTAs per head and sequence, half the products each;
 // elsewhere the 64-wide one), 64 the 64-wide walk (gdn_common.cpp correct_segments). 32 by default since the 42nd
 // session: on an H100 the backward took 0.987x and the forward 0.977x the 64-wide walk's time by geomean
 // (benchmarks/results/s42/README.md)
-inline int walk_block_v() {
-  const char* s = std::getenv("FLASHQLA_WALK_BV");
-  if (s == nullptr || s[0] == '\0') return 32;
-  const std::string v = s;
-  STD_TORCH_CHECK(v == "32" || v == "64", "flashqla: FLASHQLA_WALK_BV must be 32 or 64, got '", v, "'");
-  return std::stoi(v);
-}
+inline int walk_block_v() { return env_setting_of_two("FLASHQLA_WALK_BV", 32, 64, 32); }
 
 // A 0/1 setting from the environment (read on every call): 1 or 0 as set, -1 unset or empty; any other value fails
 // the call naming the variable
-inline int env_setting_01(const char* name) {
-  const char* s = std::getenv(name);
-  if (s == nullptr || s[0] == '\0') return -1;
-  const std::string v = s;
-  STD_TORCH_CHECK(v == "0" || v == "1", "flashqla: ", name, " must be 0 or 1, got '", v, "'");
-  return v == "1" ? 1 : 0;
-}
+inline int env_setting_01(const char* name) { return env_setting_of_two(name, 0, 1, -1); }
 
 // FLASHQLA_FWD_RS (read on every call): "1" runs the forward's main pass (without chunk states stored) by the
 // register-operand forward (tilelang_src/sm90/gdn_fwd_rs.py) of the width the plan chose, "0" or unset by the default
@@ -122,6 +115,11 @@ inline bool cp_scan_requested() { return env_setting_01("FLASHQLA_CP_SCAN") == 1
 // 32-wide walk) and the scan does not run instead; "0" or unset: the walk splits M at every step. The same bits.
 // Off: written in the 42nd session, not yet run on a GPU
 inline bool walk_split_m_requested() { return env_setting_01("FLASHQLA_WALK_SPLIT_M") == 1; }
+
+// FLASHQLA_BWD_FORK_AFTER_TABLES (read on every call): "1" forks the backward's state recompute onto its side stream
+// after the state gradient's segment tables, "0" or unset before them (gdn_bwd.cpp; off: 1.002x by geomean on an H100,
+// benchmarks/results/s42/README.md)
+inline bool bwd_fork_after_tables_requested() { return env_setting_01("FLASHQLA_BWD_FORK_AFTER_TABLES") == 1; }
 
 template <class Variant, size_t N>
 const Variant& find_variant(const char* kernel, const Variant (&table)[N], int32_t device, const char* dtype,

@@ -172,7 +172,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> gdn_bwd_cuda(
   // FLASHQLA_BWD_FORK_AFTER_TABLES=1 (41st session, benchmarks/results/s41/README.md: in a graph replay at (4, 8)
   // 1x8192 the tables' kernel waited 17 us for an SM behind the recompute's warm-up, which had taken them all; after
   // this pass's warm-up instead the recompute became the longer chain, 1.04x the backward's time)
-  const bool after_tables = env_setting_01("FLASHQLA_BWD_FORK_AFTER_TABLES") == 1;
+  const bool after_tables = bwd_fork_after_tables_requested();
   if (!after_tables) launch_recompute();
 
   // 2. the gradient of the state at the end of every chunk (reverse recurrence, by segment: the backward's own
