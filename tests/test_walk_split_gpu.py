@@ -1,8 +1,9 @@
-"""The correction walk that loads the transition matrices already split (FLASHQLA_WALK_SPLIT_M=1): the warm-up passes
+"""The correction walk that loads the transition matrices already split (the default; FLASHQLA_WALK_SPLIT_M=0 runs the
+plain walk that splits M at every step): the warm-up passes
 store each fallback segment's transition as bf16 high and low parts in the halves of its fp32 slot (warmup = 2,
 tilelang_src/common/bf16_split.py split_slots), and the 32-wide walk's split_m variant (tilelang_src/sm90/cp_correct.py)
 loads them by TMA instead of splitting M at every step. The split is the same rounding of the same fp32 values, so every
-result must equal the default's bit for bit: the forward by the chunk prep's path and by the prep-free prefill, the
+result must equal the plain walk's bit for bit: the forward by the chunk prep's path and by the prep-free prefill, the
 backward, both state layouts, with CP forced on and the 'strong' gate (a quarter of the heads at g = 0: the fallback,
 where the transitions are used). Where the option cannot take the split walk (FLASHQLA_WALK_BV=64, FLASHQLA_CP_SCAN=1)
 the warm-up must store fp32 as before, which the same equalities check."""
@@ -26,12 +27,13 @@ CASES = {
 }
 # the settings compared, each against the one it must equal bit for bit
 SETTINGS = {
-    "default": {},
-    "split": {"FLASHQLA_WALK_SPLIT_M": "1"},
+    "plain": {"FLASHQLA_WALK_SPLIT_M": "0"},
+    "split": {},
+    "split asked": {"FLASHQLA_WALK_SPLIT_M": "1"},
     "w64": {"FLASHQLA_WALK_BV": "64"},
     "split w64": {"FLASHQLA_WALK_SPLIT_M": "1", "FLASHQLA_WALK_BV": "64"},  # no 64-wide split walk: the plain one
 }
-SAME_AS = {"split": "default", "split w64": "w64"}
+SAME_AS = {"split": "plain", "split asked": "split", "split w64": "w64"}
 
 
 def outputs(p, cu, lengths, state_v_first, bwd_inputs, monkeypatch, env):
@@ -66,7 +68,7 @@ def outputs(p, cu, lengths, state_v_first, bwd_inputs, monkeypatch, env):
 
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_split_transitions_give_the_default_bits(case, state_v_first, monkeypatch):
+def test_split_transitions_give_the_plain_walks_bits(case, state_v_first, monkeypatch):
     H, HV, lengths, tail = CASES[case]
     N, T = len(lengths), sum(lengths) + tail
     cu = ragged_cu_seqlens(lengths, DEV)
@@ -92,10 +94,10 @@ def test_split_transitions_give_the_default_bits(case, state_v_first, monkeypatc
 
 
 def test_split_walk_runs_only_where_asked(monkeypatch):
-    """The split_m walk's kernel runs with FLASHQLA_WALK_SPLIT_M=1 (at the default width), not by default, not at
-    FLASHQLA_WALK_BV=64 (no such variant) and not with the scan (profiler)."""
+    """The split_m walk's kernel runs by default and with FLASHQLA_WALK_SPLIT_M=1 (at the default width), not with
+    FLASHQLA_WALK_SPLIT_M=0, not at FLASHQLA_WALK_BV=64 (no such variant) and not with the scan (profiler)."""
     p = make_problem(1, 4096, 2, 8, device=DEV, gate="strong")
-    for env, runs in (({}, False), ({"FLASHQLA_WALK_SPLIT_M": "1"}, True), ({"FLASHQLA_WALK_SPLIT_M": "0"}, False),
+    for env, runs in (({}, True), ({"FLASHQLA_WALK_SPLIT_M": "1"}, True), ({"FLASHQLA_WALK_SPLIT_M": "0"}, False),
                       ({"FLASHQLA_WALK_SPLIT_M": "1", "FLASHQLA_WALK_BV": "64"}, False),
                       ({"FLASHQLA_WALK_SPLIT_M": "1", "FLASHQLA_CP_SCAN": "1"}, False)):
         for name in ("FLASHQLA_WALK_SPLIT_M", "FLASHQLA_WALK_BV", "FLASHQLA_CP_SCAN"):

@@ -109,12 +109,14 @@ inline bool train_noprep_requested() { return env_setting_01("FLASHQLA_TRAIN_NOP
 // elsewhere
 inline bool cp_scan_requested() { return env_setting_01("FLASHQLA_CP_SCAN") == 1; }
 
-// FLASHQLA_WALK_SPLIT_M (read on every call): "1" runs the correction walk's variant that loads the transition
-// matrices already split into bf16 high and low parts (tilelang_src/sm90/cp_correct.py split_m; the warm-up pass
-// stores them so, launched with warmup = 2: gdn_common.cpp choose_correction), where the build has it (sm90, the
-// 32-wide walk) and the scan does not run instead; "0" or unset: the walk splits M at every step. The same bits.
-// Off: written in the 42nd session, not yet run on a GPU
-inline bool walk_split_m_requested() { return env_setting_01("FLASHQLA_WALK_SPLIT_M") == 1; }
+// FLASHQLA_WALK_SPLIT_M (read on every call): "1" or unset runs the correction walk's variant that loads the
+// transition matrices already split into bf16 high and low parts (tilelang_src/sm90/cp_correct.py split_m; the
+// warm-up pass stores them so, launched with warmup = 2: gdn_common.cpp choose_correction), where the build has it
+// (sm90, the 32-wide walk) and the scan does not run instead; "0": the walk splits M at every step. The same bits.
+// On: on an H100 (43rd session, benchmarks/results/s43/README.md) the backward took 0.979x (0.939-1.007x) and the
+// forward 0.978x (0.934-1.011x) the plain walk's time by geomean over (4, 8), (2, 4), (8, 16) (and (2, 8) forward) x 4
+// mixes
+inline bool walk_split_m_requested() { return env_setting_01("FLASHQLA_WALK_SPLIT_M") != 0; }
 
 // FLASHQLA_BWD_FORK_AFTER_TABLES (read on every call): "1" forks the backward's state recompute onto its side stream
 // after the state gradient's segment tables, "0" or unset before them (gdn_bwd.cpp; off: 1.002x by geomean on an H100,
