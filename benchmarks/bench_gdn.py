@@ -264,9 +264,10 @@ def versions(libs) -> dict:
                                         cwd=Path(__file__).resolve().parent).stdout.strip()
     except OSError:
         info["commit"] = ""
-    # the commit of the code measured: FLASHQLA_COMMIT (scripts/gpu_bench.sh), else the one the installed
-    # library's kernels were generated from (its build manifest), else this checkout's, which may be stale
-    # on a GPU machine that received a copy of the tree
+    # the commit of the code measured: the one the installed library's kernels were generated from (its build
+    # manifest), else FLASHQLA_COMMIT (scripts/gpu_bench.sh), else this checkout's, which may be stale on a GPU
+    # machine that received a copy of the tree (the manifest first: in the 43rd session .carry/COMMIT named a wheel
+    # that a warm machine's earlier install shadowed)
     built = None
     try:
         import flashqla
@@ -274,7 +275,7 @@ def versions(libs) -> dict:
         built = flashqla.build_manifest().get("source_commit")
     except Exception:  # noqa: BLE001  (flashqla not importable: the peers alone)
         pass
-    info["commit"] = os.environ.get("FLASHQLA_COMMIT") or built or info["commit"] or "?"
+    info["commit"] = built or os.environ.get("FLASHQLA_COMMIT") or info["commit"] or "?"
     info.update({f"{name} version": ver for name, (ver, _) in libs.items()})
     return info
 

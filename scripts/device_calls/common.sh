@@ -6,9 +6,11 @@ pip_install_wheel() {
   python3 -m pip install -q --no-deps --no-index --target "$1" "$2" 2>&1 | grep -v WARNING
 }
 
-# the carried wheel into /tmp/site (or $1), and the commit it was built from
+# the carried wheel into /tmp/site (or $1), and the commit it was built from; an earlier call's install on a warm
+# machine is removed first (pip --target leaves an existing package in place: s43_3 ran the last call's wheel)
 install_wheel() {
   local site=${1:-/tmp/site}
+  rm -rf "$site"
   pip_install_wheel "$site" .carry/flashqla-*.whl
   echo "wheel commit: $(PYTHONPATH=$site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
 }
@@ -22,6 +24,7 @@ install_peers() {
 # install_ab_wheel COMMIT: another commit's wheel, carried as .carry/ab/COMMIT.zip (pip wants a wheel's file name),
 # into /tmp/site_COMMIT, for flashqla-alone comparisons by wheel in one call
 install_ab_wheel() {
+  rm -rf "/tmp/site_$1"
   mkdir -p "/tmp/w_$1" && cp ".carry/ab/$1.zip" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
   pip_install_wheel "/tmp/site_$1" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
 }
