@@ -59,8 +59,9 @@ FWD_ABLATIONS = {
 # measured on the H200: docs/fwd_profile.md
 
 # the state gradient's pieces (gdn_bwd_dh.py), the work that a warm-up pass's transition rows (dO = 0) do for nothing:
-# what a chunk would take without them, the bound on leaving them out of those rows (42nd session, not yet run:
-# `--kernels bwddhab --variants cur ablate --masks 0 1 2 4 8 15`)
+# what a chunk would take without them, the bound on leaving them out of those rows (`--kernels bwddhab --variants cur
+# ablate --masks 0 1 2 4 8 15`; H100, 43rd session: 2.07 -> 1.72 us per chunk with all four skipped at (2, 4); the
+# kernel that skipped them in the transition rows then took 1.006x the backward's time: benchmarks/results/s43/README.md)
 BWD_DH_ABLATIONS = {
     1: ("WG2: Pg = Q K^T", "                    T.gemm(q_s[i % 2, :, :], k_s[i % 2, :, :], p_frag",
         "                    # Gamma's shared loads let-bound"),
