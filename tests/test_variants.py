@@ -51,7 +51,8 @@ def test_every_family_has_the_same_kernels_and_keys():
     assert ("gdn_chunk_prep_a", (("dtype", "bf16"),)) in extras[("sm90", "sm_90a")]
     # the correction walk's 32-wide slice (the default; gdn_common.cpp takes the 64-wide walk where it is absent)
     assert ("gdn_cp_correct", (("bv", 32),)) in extras[("sm90", "sm_90a")]
-    # and its variant that loads the transitions split (FLASHQLA_WALK_SPLIT_M=1; gdn_common.cpp choose_correction)
+    # and its variant that loads the transitions split (the default, FLASHQLA_WALK_SPLIT_M=0 the plain walk;
+    # gdn_common.cpp choose_correction)
     assert ("gdn_cp_correct", (("bv", 32), ("split_m", 1))) in extras[("sm90", "sm_90a")]
     assert not any(k in optional for (family, _), more in extras.items() if family != "sm90" for k, _ in more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]

@@ -157,7 +157,8 @@ HELPER_PROGRAMS = {
 # the op (42nd session) the backward 0.987x and the forward 0.977x the 64-wide walk's time by geomean
 # The same walk loading the transition matrices already split into bf16 high and low parts (split_m: no split of M's
 # 128 x 128 fp32 per step; the warm-up pass stores them so when the host launches it with warmup = 2):
-# FLASHQLA_WALK_SPLIT_M=1, off (42nd session: written and lowered, not yet run on a GPU)
+# the default since the 43rd session (FLASHQLA_WALK_SPLIT_M=0 the plain walk): on an H100 the backward 0.979x and the
+# forward 0.978x the plain walk's time by geomean (benchmarks/results/s43/README.md)
 EXTRA_HELPER_PROGRAMS = {
     "sm90": [("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=32, tma=True),
               (("bv", 32),)),
