@@ -12,7 +12,12 @@ install_wheel() {
   local site=${1:-/tmp/site}
   rm -rf "$site"
   pip_install_wheel "$site" .carry/flashqla-*.whl
-  echo "wheel commit: $(PYTHONPATH=$site python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
+  echo "wheel commit: $(site_commit "$site")"
+}
+
+# site_commit SITE: the commit the wheel installed in SITE was built from (its build manifest)
+site_commit() {
+  PYTHONPATH=$1 python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))'
 }
 
 # the carried peer bundle (FLA, FlashQLA, TileLang) into /tmp/peers: PYTHONPATH=...:/tmp/peers for the peers' tables
@@ -22,11 +27,12 @@ install_peers() {
 }
 
 # install_ab_wheel COMMIT: another commit's wheel, carried as .carry/ab/COMMIT.zip (pip wants a wheel's file name),
-# into /tmp/site_COMMIT, for flashqla-alone comparisons by wheel in one call
+# into /tmp/site_COMMIT, for flashqla-alone comparisons by wheel in one call; prints the commit it was built from
 install_ab_wheel() {
   rm -rf "/tmp/site_$1"
   mkdir -p "/tmp/w_$1" && cp ".carry/ab/$1.zip" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
   pip_install_wheel "/tmp/site_$1" "/tmp/w_$1/flashqla-0.1.0-py3-none-linux_x86_64.whl"
+  echo "$1 wheel commit: $(site_commit "/tmp/site_$1")"
 }
 
 # noprep_check_table LIMIT_S KERNEL...: benchmarks/noprep_check.py on the installed wheel with the carried peers'
@@ -152,6 +158,13 @@ peer_table() {
   cp "/tmp/o_$mode/H200_$mode.md" "$OUT/H200_${mode}_$tag.md"
   awk '/^\| model/ {t = 1} t && /^$/ {exit} t' "$OUT/H200_${mode}_$tag.md" | cut -c1-150
   grep "^\[bench\]" "/tmp/o_$mode/bench_$mode.log" | tail -2
+}
+
+# bwd_peer_table HEADS LIMIT_S: the backward beside FlashQLA alone (FLA, 1.8-3.6x slower in the 40th session's tables,
+# left out) at HEADS over the 8 published backward mixes, by peer_table (43rd session)
+bwd_peer_table() {
+  peer_table bwd "$1" "$2" \
+    "--libs flashqla,flash_qla --mixes 1x32768 1x8192 16384+16384 4096+4096 8192x4 4096x8 2048x4 1024x8"
 }
 
 # ab_fused_setting MODE "HEADS" "MIXES": flashqla alone in one wheel (the installed one) with FLASHQLA_FUSED_BWD 0, 1

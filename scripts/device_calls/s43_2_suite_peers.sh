@@ -9,5 +9,4 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 install_wheel
 run_pytest "$OUT/pytest_all.log" 300 gpu
 install_peers
-peer_table bwd "${1:-4,8}" 250 \
-  "--libs flashqla,flash_qla --mixes 1x32768 1x8192 16384+16384 4096+4096 8192x4 4096x8 2048x4 1024x8"
+bwd_peer_table "${1:-4,8}" 250

@@ -9,12 +9,10 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 install_wheel
 install_ab_wheel main
-echo "main wheel commit: $(PYTHONPATH=/tmp/site_main python3 -c 'import flashqla; print(flashqla.build_manifest().get("source_commit"))')"
 run_pytest "$OUT/pytest_lean.log" 200 gpu tests/test_gdn_bwd_gpu.py tests/test_cp_gpu.py tests/test_walk_split_gpu.py \
   tests/test_streams_gpu.py tests/test_cp_scan_gpu.py tests/test_fused_groups_gpu.py
 MIXES="1x8192 4096+4096 1x32768 8192x4"
 AB_TIMEOUT=60 ab_runs bwd "4,8 2,4 8,16 16,32" "$MIXES" main=/tmp/site_main lean=/tmp/site main2=/tmp/site_main
 [ -n "${1:-}" ] || exit 0
 install_peers
-peer_table bwd "$1" 200 \
-  "--libs flashqla,flash_qla --mixes 1x32768 1x8192 16384+16384 4096+4096 8192x4 4096x8 2048x4 1024x8"
+bwd_peer_table "$1" 200
