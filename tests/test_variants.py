@@ -40,7 +40,7 @@ def test_every_family_has_the_same_kernels_and_keys():
     # a further variant is another key of a kernel every family has (the op layer falls back to the common one), or
     # of a kernel only some families have, which the op layer uses where the build has it (FLASHQLA_HAS_<KERNEL>, from
     # codegen.py's registry header) and replaces by common kernels elsewhere
-    optional = {"gdn_bwd_fused", "gdn_fwd_rs", "gdn_fwd_noprep", "gdn_chunk_prep_a"}
+    optional = {"gdn_bwd_fused", "gdn_fwd_rs", "gdn_fwd_noprep", "gdn_chunk_prep_a"} | OPTIONAL_HELPERS
     for (family, _), more in extras.items():
         assert {k for k, _ in more} <= {k for k, _ in rows[0]} | optional and not more & rows[0], (family, more)
     for gmax in (1, 2, 3, 4):  # one v-head per qk-head, and the cluster variants (gdn_bwd.cpp takes gmax == HV / H)
@@ -54,6 +54,8 @@ def test_every_family_has_the_same_kernels_and_keys():
     # and its variant that loads the transitions split (the default, FLASHQLA_WALK_SPLIT_M=0 the plain walk;
     # gdn_common.cpp choose_correction)
     assert ("gdn_cp_correct", (("bv", 32), ("split_m", 1))) in extras[("sm90", "sm_90a")]
+    # the scan's variant on split A (FLASHQLA_CP_SCAN=1 with split transitions, the default of FLASHQLA_WALK_SPLIT_M)
+    assert ("gdn_cp_scan", (("bv", 64), ("split_m", 1))) in extras[("sm90", "sm_90a")]
     assert not any(k in optional for (family, _), more in extras.items() if family != "sm90" for k, _ in more)
     assert ("gdn_fwd", (("dtype", "bf16"), ("bv", 128))) in extras[("sm90", "sm_90a")]
     for gmax in (1, 2):

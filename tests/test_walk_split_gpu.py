@@ -5,8 +5,8 @@ tilelang_src/common/bf16_split.py split_slots), and the 32-wide walk's split_m v
 loads them by TMA instead of splitting M at every step. The split is the same rounding of the same fp32 values, so every
 result must equal the plain walk's bit for bit: the forward by the chunk prep's path and by the prep-free prefill, the
 backward, both state layouts, with CP forced on and the 'strong' gate (a quarter of the heads at g = 0: the fallback,
-where the transitions are used). Where the option cannot take the split walk (FLASHQLA_WALK_BV=64, FLASHQLA_CP_SCAN=1)
-the warm-up must store fp32 as before, which the same equalities check."""
+where the transitions are used). Where the option cannot take the split walk (FLASHQLA_WALK_BV=64) the warm-up must
+store fp32 as before, which the same equalities check (the scan has its own split variant: test_cp_scan_split_gpu.py)."""
 
 from __future__ import annotations
 

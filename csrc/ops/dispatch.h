@@ -112,7 +112,8 @@ inline bool cp_scan_requested() { return env_setting_01("FLASHQLA_CP_SCAN") == 1
 // FLASHQLA_WALK_SPLIT_M (read on every call): "1" or unset runs the correction walk's variant that loads the
 // transition matrices already split into bf16 high and low parts (tilelang_src/sm90/cp_correct.py split_m; the
 // warm-up pass stores them so, launched with warmup = 2: gdn_common.cpp choose_correction), where the build has it
-// (sm90, the 32-wide walk) and the scan does not run instead; "0": the walk splits M at every step. The same bits.
+// (sm90, the 32-wide walk), and with FLASHQLA_CP_SCAN=1 the scan's variant on split A (cp_scan_split.py); "0": the
+// walk splits M at every step (the scan every round's A). The same bits.
 // On: on an H100 (43rd session, benchmarks/results/s43/README.md) the backward took 0.979x (0.939-1.007x) and the
 // forward 0.978x (0.934-1.011x) the plain walk's time by geomean over (4, 8), (2, 4), (8, 16) (and (2, 8) forward) x 4
 // mixes

@@ -138,10 +138,17 @@ Correction choose_correction(const GdnDims& d) {
   Correction c;
 #ifdef FLASHQLA_HAS_GDN_CP_SCAN
   if (cp_scan_requested()) {
-    if (const auto* scan = find_variant_or_null(gdn_cp_scan_variants, d.device, "", kBlockV)) {
+    // the scan on A kept split (cp_scan_split.py: its first round reads the warm-up pass's split transitions) where
+    // FLASHQLA_WALK_SPLIT_M asks for split transitions (the default) and the build has it, else the plain scan
+    const auto* scan = walk_split_m_requested()
+                           ? find_variant_or_null(gdn_cp_scan_variants, d.device, "", kBlockV, 0, 1) : nullptr;
+    c.split_m = scan != nullptr;
+    if (scan == nullptr) scan = find_variant_or_null(gdn_cp_scan_variants, d.device, "", kBlockV);
+    if (scan != nullptr) {
       c.scan = scan;
       return c;
     }
+    c.split_m = false;
   }
 #endif
   const int bv = walk_block_v();

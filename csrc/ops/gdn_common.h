@@ -53,8 +53,8 @@ SegmentTables make_segment_tables(const char* op, const GdnDims& d, const Segmen
 void check_cp_segment_chunks(const char* op, int64_t cp_segment_chunks);
 
 // How context parallelism's correction runs on d's device, chosen once per pass: the scan where FLASHQLA_CP_SCAN=1 and
-// the build has it, else the walk of FLASHQLA_WALK_BV's width, the variant that loads the transitions split unless
-// FLASHQLA_WALK_SPLIT_M=0, where the build has it (split_m: the warm-up pass must then store them split)
+// the build has it, else the walk of FLASHQLA_WALK_BV's width; either one's variant that loads the transitions split
+// unless FLASHQLA_WALK_SPLIT_M=0, where the build has it (split_m: the warm-up pass must then store them split)
 struct Correction {
 #ifdef FLASHQLA_HAS_GDN_CP_SCAN
   const gdn_cp_scan_variant* scan = nullptr;
