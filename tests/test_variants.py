@@ -54,6 +54,8 @@ def test_every_family_has_the_same_kernels_and_keys():
     # and its variant that loads the transitions split (the default, FLASHQLA_WALK_SPLIT_M=0 the plain walk;
     # gdn_common.cpp choose_correction)
     assert ("gdn_cp_correct", (("bv", 32), ("split_m", 1))) in extras[("sm90", "sm_90a")]
+    # the 64-wide walk on split transitions with the state in registers (FLASHQLA_WALK_BV=64, cp_correct_rs.py)
+    assert ("gdn_cp_correct", (("bv", 64), ("split_m", 1))) in extras[("sm90", "sm_90a")]
     # the scan's variant on split A (FLASHQLA_CP_SCAN=1 with split transitions, the default of FLASHQLA_WALK_SPLIT_M)
     assert ("gdn_cp_scan", (("bv", 64), ("split_m", 1))) in extras[("sm90", "sm_90a")]
     assert not any(k in optional for (family, _), more in extras.items() if family != "sm90" for k, _ in more)

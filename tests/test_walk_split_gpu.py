@@ -5,8 +5,9 @@ tilelang_src/common/bf16_split.py split_slots), and the 32-wide walk's split_m v
 loads them by TMA instead of splitting M at every step. The split is the same rounding of the same fp32 values, so every
 result must equal the plain walk's bit for bit: the forward by the chunk prep's path and by the prep-free prefill, the
 backward, both state layouts, with CP forced on and the 'strong' gate (a quarter of the heads at g = 0: the fallback,
-where the transitions are used). Where the option cannot take the split walk (FLASHQLA_WALK_BV=64) the warm-up must
-store fp32 as before, which the same equalities check (the scan has its own split variant: test_cp_scan_split_gpu.py)."""
+where the transitions are used); and the plain 64-wide walk (FLASHQLA_WALK_BV=64 FLASHQLA_WALK_SPLIT_M=0), whose
+warm-up stores fp32, against float64. The 64-wide walk on split transitions is another kernel (S^T in registers,
+test_walk_rs_gpu.py), the scan's split variant too (test_cp_scan_split_gpu.py)."""
 
 from __future__ import annotations
 
@@ -30,10 +31,9 @@ SETTINGS = {
     "plain": {"FLASHQLA_WALK_SPLIT_M": "0"},
     "split": {},
     "split asked": {"FLASHQLA_WALK_SPLIT_M": "1"},
-    "w64": {"FLASHQLA_WALK_BV": "64"},
-    "split w64": {"FLASHQLA_WALK_SPLIT_M": "1", "FLASHQLA_WALK_BV": "64"},  # no 64-wide split walk: the plain one
+    "w64": {"FLASHQLA_WALK_BV": "64", "FLASHQLA_WALK_SPLIT_M": "0"},
 }
-SAME_AS = {"split": "plain", "split asked": "split", "split w64": "w64"}
+SAME_AS = {"split": "plain", "split asked": "split"}
 
 
 def outputs(p, cu, lengths, state_v_first, bwd_inputs, monkeypatch, env):
@@ -94,8 +94,9 @@ def test_split_transitions_give_the_plain_walks_bits(case, state_v_first, monkey
 
 
 def test_split_walk_runs_only_where_asked(monkeypatch):
-    """The split_m walk's kernel runs by default and with FLASHQLA_WALK_SPLIT_M=1 (at the default width), not with
-    FLASHQLA_WALK_SPLIT_M=0, not at FLASHQLA_WALK_BV=64 (no such variant) and not with the scan (profiler)."""
+    """The 32-wide split_m walk's kernel runs by default and with FLASHQLA_WALK_SPLIT_M=1, not with
+    FLASHQLA_WALK_SPLIT_M=0, not at FLASHQLA_WALK_BV=64 (its own split walk: test_walk_rs_gpu.py) and not with the scan
+    (profiler)."""
     p = make_problem(1, 4096, 2, 8, device=DEV, gate="strong")
     for env, runs in (({}, True), ({"FLASHQLA_WALK_SPLIT_M": "1"}, True), ({"FLASHQLA_WALK_SPLIT_M": "0"}, False),
                       ({"FLASHQLA_WALK_SPLIT_M": "1", "FLASHQLA_WALK_BV": "64"}, False),
@@ -107,7 +108,7 @@ def test_split_walk_runs_only_where_asked(monkeypatch):
         names = kernels_of(lambda: flashqla.chunk_gated_delta_rule_fwd(
             p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
             cp_segment_chunks=2))
-        ran = any("gdn_cp_correct" in n and "split_m1" in n for n in names)
+        ran = any("gdn_cp_correct" in n and "bv32_split_m1" in n for n in names)
         assert ran == runs, f"{env}: the split walk ran: {ran}, expected {runs} ({sorted(names)})"
 
 

@@ -1,0 +1,150 @@
+"""Context parallelism's correction walk with the state transposed in registers ("rs").
+
+cp_correct.py's walk, S_{j+1} = E_j + [plan_j < 0] M_j S_j per sequence, v-head and V slice (read its docstring
+first: the plan, the reverse walk of the backward, the split transitions), written as gdn_fwd_rs.py writes the
+forward: the slice's state lives as S^T [BV, K] (fp32) in the registers of one warpgroup, and each step forms
+
+    S_{j+1}^T = E_j^T + S_j^T M_j^T
+
+with S_j^T's bf16 high and low parts as the register (A) operands of wgmma and M_j's parts (stored split by the
+warm-up pass, `warmup` = 2, common/bf16_split.py split_slots) the shared-memory B operand, read transposed
+(transpose_B: M_j as it lies in memory). cp_correct.py's step splits S_j into shared memory, fences, syncs the block
+and then multiplies; here the split stays in registers and the products accumulate onto E_j^T directly, so a
+step's chain is the split, three products and their wait (41st-43rd sessions: a split walk step took about 2.2 us of
+which the products are under half a microsecond).
+
+A step's loads run ahead: M and E of step jj + 2 land by TMA in the buffers step jj has finished with, and E of step
+jj + 1 is read from shared memory into registers (transposed) while step jj's products run. S_{j+1}^T is stored to
+cp_h0 transposed (V rows of the slice, K columns). The same three products (hi hi + hi lo + lo hi) as cp_correct.py,
+added in another order (onto E instead of E plus their sum): the results agree with the 32-wide walk's to the
+rounding of fp32 (tests/test_walk_rs_gpu.py).
+
+BV = 64: one warpgroup's m64 rows, two CTAs per head and sequence (the 32-wide walk runs four).
+"""
+
+import tilelang.language as T
+
+from common.bf16_split import split_slots
+from common.grid_dependency import grid_dependency
+from common.seq_index import seq_bound
+from common.walk_dims import correction_dims
+
+
+def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False):
+    """The walk with S^T in one warpgroup's registers; the launcher's signature is cp_correct.py's (the host passes
+    the same arguments). 192 KB of shared memory: two buffers of M's halves and of E."""
+    assert BV == 64, "S^T [BV, K] is one warpgroup's m64 rows"
+    threads = 128
+    NV = V // BV
+    HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
+    accum = "float32"
+    half = "bfloat16"
+
+    @T.macro
+    def fetch(cp_out, slot, hv, v0, buf, mh_s, ml_s, e_s, bar_mh, bar_ml, bar_e, tx):
+        """M's halves of segment slot `slot` and its E columns into buffer buf, by TMA issued by warp 0, each on its
+        own mbarrier of the buffer."""
+        if tx < 32:
+            T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 0, 0:K, 0:K], mh_s[buf, :, :], barrier=bar_mh[buf],
+                       leader_scope_threads=32)
+            T.barrier_arrive(bar_mh[buf])
+            T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 1, 0:K, 0:K], ml_s[buf, :, :], barrier=bar_ml[buf],
+                       leader_scope_threads=32)
+            T.barrier_arrive(bar_ml[buf])
+            T.tma_copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_s[buf, :, :], barrier=bar_e[buf], leader_scope_threads=32)
+            T.barrier_arrive(bar_e[buf])
+
+    @T.prim_func
+    def gdn_cp_correct(
+        cu_seqlens: T.Tensor((N1,), "int32"),
+        h0: T.Tensor((NS, HV, K, V), accum),  # [N, HV, K, V], or [N, HV, V, K] if state_v_first
+        cp_plan: T.Tensor((NSEG, HV), "int32"),
+        cp_out: T.Tensor((NGRID, HV, K, V), accum),  # rows [0, NSEG) E (fp32), [NSEG, 2 NSEG) M (split_slots)
+        cp_h0: T.Tensor((NSEG, HV, K, V), accum),
+        num_tokens: T.int32,
+        seg_tokens: T.int32,
+        use_h0: T.int32,
+        state_v_first: T.int32,
+        reverse: T.int32,  # 1: the backward's end-of-segment gradients, last segment first
+    ):
+        with T.Kernel(N1 - 1, HV, NV, threads=threads) as (n, hv, vb):
+            grid_dependency(pdl)
+            v0 = vb * BV
+            tx = T.get_thread_binding()
+            seq_start = seq_bound(cu_seqlens, n, num_tokens)
+            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
+            num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
+            # variables, not expressions (cp_correct.py: else TileLang inlines the divisions into every offset)
+            first = T.alloc_var("int32", init=0)
+            first = seq_start // seg_tokens + n
+            last_j = T.alloc_var("int32", init=0)
+            last_j = num_segs - 2
+            num_steps = T.alloc_var("int32", init=0)
+            num_steps = T.max(num_segs - 1, 0)
+
+            mh_s = T.alloc_shared((2, K, K), half)  # M's halves, buffer jj % 2 for step jj
+            ml_s = T.alloc_shared((2, K, K), half)
+            e_s = T.alloc_shared((2, K, BV), accum)  # E's columns of the slice
+            s_frag = T.alloc_fragment((BV, K), accum)  # S^T, the products' accumulator
+            e_frag = T.alloc_fragment((BV, K), accum)  # the step's E^T, read ahead from e_s
+            sh_frag = T.alloc_fragment((BV, K), half)  # S^T's bf16 parts: the products' A operands
+            sl_frag = T.alloc_fragment((BV, K), half)
+            bar_mh = T.alloc_barrier([32, 32])
+            bar_ml = T.alloc_barrier([32, 32])
+            bar_e = T.alloc_barrier([32, 32])
+
+            # steps 0 and 1's operands (walk position jj is segment j = jj, or last_j - jj in reverse)
+            if num_steps > 0:
+                fetch(cp_out, first + T.if_then_else(reverse != 0, last_j, 0), hv, v0, 0, mh_s, ml_s, e_s, bar_mh,
+                      bar_ml, bar_e, tx)
+            if num_steps > 1:
+                fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - 1, 1), hv, v0, 1, mh_s, ml_s, e_s,
+                      bar_mh, bar_ml, bar_e, tx)
+            if use_h0 != 0:
+                if state_v_first != 0:
+                    T.copy(h0[n, hv, v0:v0 + BV, 0:K], s_frag)
+                else:
+                    for a, c in T.Parallel(BV, K):
+                        s_frag[a, c] = h0[n, hv, c, v0 + a]
+            else:
+                T.clear(s_frag)
+            if num_steps > 0:
+                T.barrier_wait(bar_e[0], 0)
+                for a, c in T.Parallel(BV, K):
+                    e_frag[a, c] = e_s[0, c, a]
+
+            for jj in T.serial(num_steps):
+                buf = jj % 2
+                j = T.if_then_else(reverse != 0, last_j - jj, jj)
+                slot = first + j
+                plan = cp_plan[slot, hv]  # the same for every thread: the branches below are uniform
+                if plan < 0:
+                    for a, c in T.Parallel(BV, K):
+                        sh_frag[a, c] = T.cast(s_frag[a, c], half)
+                        sl_frag[a, c] = T.cast(s_frag[a, c] - T.cast(T.cast(s_frag[a, c], half), accum), half)
+                T.copy(e_frag, s_frag)
+                # waited on every path, as cp_correct.py's skip_warm does: a buffer is refilled only after its last
+                # copy landed, so the barriers' phases do not depend on the plan
+                T.barrier_wait(bar_mh[buf], (jj // 2) % 2)
+                T.barrier_wait(bar_ml[buf], (jj // 2) % 2)
+                if plan < 0:
+                    # S_{j+1}^T = E_j^T + S_j^T M_j^T as hi hi + lo hi + hi lo
+                    T.wgmma_gemm(sh_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
+                    T.wgmma_gemm(sl_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
+                    T.wgmma_gemm(sh_frag, ml_s[buf, :, :], s_frag, transpose_B=True)
+                if jj + 1 < num_steps:  # the next step's E^T, under the products
+                    T.barrier_wait(bar_e[1 - buf], ((jj + 1) // 2) % 2)
+                    for a, c in T.Parallel(BV, K):
+                        e_frag[a, c] = e_s[1 - buf, c, a]
+                T.wait_wgmma(0)
+                for a, c in T.Parallel(BV, K):
+                    cp_h0[slot + 1 - reverse, hv, c, v0 + a] = s_frag[a, c]
+                # buffer buf is free (this step's products are waited; its E was read during the step before): the
+                # operands of step jj + 2 land there. The threads' reads of e_s ordered before the TMA's writes
+                T.fence_proxy_async()
+                T.sync_threads()
+                if jj + 2 < num_steps:
+                    fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - 2, jj + 2), hv, v0, buf, mh_s,
+                          ml_s, e_s, bar_mh, bar_ml, bar_e, tx)
+
+    return gdn_cp_correct
