@@ -14,8 +14,8 @@ step's chain is the split, three products and their wait (41st-43rd sessions: a 
 which the products are under half a microsecond).
 
 A step's loads run ahead: M and E of step jj + 2 land by TMA in the buffers step jj has finished with, and E of step
-jj + 1 is read from shared memory into registers (transposed) while step jj's products run. S_{j+1}^T is stored to
-cp_h0 transposed (V rows of the slice, K columns). The same three products (hi hi + hi lo + lo hi) as cp_correct.py,
+jj + 1 is read from shared memory into registers (transposed) while step jj's products run. S_{j+1}^T goes to cp_h0
+through a shared tile and one TMA store (the tiles are swizzled: the threads read E and write S transposed). The same three products (hi hi + hi lo + lo hi) as cp_correct.py,
 added in another order (onto E instead of E plus their sum): the results agree with the 32-wide walk's to the
 rounding of fp32 (tests/test_walk_rs_gpu.py).
 
@@ -23,6 +23,7 @@ BV = 64: one warpgroup's m64 rows, two CTAs per head and sequence (the 32-wide w
 """
 
 import tilelang.language as T
+from tilelang.layout import make_swizzled_layout
 
 from common.bf16_split import split_slots
 from common.grid_dependency import grid_dependency
@@ -32,7 +33,7 @@ from common.walk_dims import correction_dims
 
 def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False):
     """The walk with S^T in one warpgroup's registers; the launcher's signature is cp_correct.py's (the host passes
-    the same arguments). 192 KB of shared memory: two buffers of M's halves and of E."""
+    the same arguments). 224 KB of shared memory: two buffers of M's halves and of E, and S's store tile."""
     assert BV == 64, "S^T [BV, K] is one warpgroup's m64 rows"
     threads = 128
     NV = V // BV
@@ -85,6 +86,11 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
             mh_s = T.alloc_shared((2, K, K), half)  # M's halves, buffer jj % 2 for step jj
             ml_s = T.alloc_shared((2, K, K), half)
             e_s = T.alloc_shared((2, K, BV), accum)  # E's columns of the slice
+            out_s = T.alloc_shared((K, BV), accum)  # S_{j+1}'s columns, for the TMA store
+            # swizzled: read (e_s) and written (out_s) transposed by the threads, whose fragment rows are the tiles'
+            # columns: a plain [K, BV] fp32 tile puts four lanes of a warp on each bank (s44_3: the walk stalled on
+            # those reads and on 64 scalar stores per thread per step)
+            T.annotate_layout({e_s: make_swizzled_layout(e_s), out_s: make_swizzled_layout(out_s)})
             s_frag = T.alloc_fragment((BV, K), accum)  # S^T, the products' accumulator
             e_frag = T.alloc_fragment((BV, K), accum)  # the step's E^T, read ahead from e_s
             sh_frag = T.alloc_fragment((BV, K), half)  # S^T's bf16 parts: the products' A operands
@@ -137,14 +143,23 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                     for a, c in T.Parallel(BV, K):
                         e_frag[a, c] = e_s[1 - buf, c, a]
                 T.wait_wgmma(0)
+                # S_{j+1} to cp_h0 through out_s, once the step before's store has read it
+                if tx < 32:
+                    T.tma_store_wait()
+                T.sync_threads()
                 for a, c in T.Parallel(BV, K):
-                    cp_h0[slot + 1 - reverse, hv, c, v0 + a] = s_frag[a, c]
-                # buffer buf is free (this step's products are waited; its E was read during the step before): the
-                # operands of step jj + 2 land there. The threads' reads of e_s ordered before the TMA's writes
+                    out_s[c, a] = s_frag[a, c]
+                # the threads' writes of out_s and reads of e_s ordered before the TMA's read and writes; buffer buf is
+                # free (this step's products are waited; its E was read during the step before): the operands of step
+                # jj + 2 land there
                 T.fence_proxy_async()
                 T.sync_threads()
+                if tx < 32:
+                    T.tma_copy(out_s, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV], leader_scope_threads=32)
                 if jj + 2 < num_steps:
                     fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - 2, jj + 2), hv, v0, buf, mh_s,
                           ml_s, e_s, bar_mh, bar_ml, bar_e, tx)
+            if tx < 32:
+                T.tma_store_wait()  # the last store has read out_s before the block's shared memory goes
 
     return gdn_cp_correct
