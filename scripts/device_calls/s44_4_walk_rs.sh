@@ -29,6 +29,6 @@ for bv in 32 64; do
   grep "ms of kernels\|cp_correct" "$OUT/profile_bv$bv.log" | cut -c1-120 | head -14
 done
 echo "elapsed $(( $(date +%s) - T0 )) s"
-[ $(( $(date +%s) - T0 )) -lt 400 ] || exit 0
+[ $(( $(date +%s) - T0 )) -lt ${NCU_GATE_S:-200} ] || exit 0
 FLASHQLA_WALK_BV=64 PYTHONPATH=$S bash scripts/ncu_profile.sh /tmp/ncu_rs 2,4 32768 cp_correct@1
 PYTHONPATH=$S python3 scripts/ncu_regions.py /tmp/ncu_rs/cp_correct.sass.csv --min 3 2>&1 | cut -c1-170 | head -30
