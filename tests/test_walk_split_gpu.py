@@ -76,18 +76,22 @@ def test_split_transitions_give_the_plain_walks_bits(case, state_v_first, monkey
     fwd, do, dht, scale, ref = backward_case(p, cu, state_v_first)
     runs = {label: outputs(p, cu, lengths, state_v_first, (fwd, do, dht, scale), monkeypatch, env)
             for label, env in SETTINGS.items()}
-    what = f"walk split_m {case} v_first={state_v_first}"
-    # the split walk's results against float64 (the forward's reference is in the [K, V] layout: KV only)
-    split = runs["split"]
+    # the split walk's and the plain 64-wide walk's results against float64 (the forward's reference is in the
+    # [K, V] layout: KV only)
+    o_ref, ht_ref = None, None
     if not state_v_first:
         o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
                                       output_final_state=True, cu_seqlens=cu)
-        assert record("o", rel_err(split["o"], o_ref), what) <= TOL["o"], what
-        assert record("final_state", rel_err(split["final_state"], ht_ref), what) <= TOL["final_state"], what
-        assert rel_err(split["prefill o"].view_as(split["o"]), o_ref) <= TOL["o"], f"{what}: prefill o"
-    for name, want in zip(GRAD_NAMES, ref):
-        assert not torch.isnan(split[name]).any(), f"{what}: {name} has NaN"
-        assert record(name, rel_err(split[name], want), what) <= TOL["grad"], f"{what}: {name}"
+    for label in ("split", "w64"):
+        got, what = runs[label], f"walk {label} {case} v_first={state_v_first}"
+        if o_ref is not None:
+            assert record("o", rel_err(got["o"], o_ref), what) <= TOL["o"], what
+            assert record("final_state", rel_err(got["final_state"], ht_ref), what) <= TOL["final_state"], what
+            assert rel_err(got["prefill o"].view_as(got["o"]), o_ref) <= TOL["o"], f"{what}: prefill o"
+        for name, want in zip(GRAD_NAMES, ref):
+            assert not torch.isnan(got[name]).any(), f"{what}: {name} has NaN"
+            assert record(name, rel_err(got[name], want), what) <= TOL["grad"], f"{what}: {name}"
+    what = f"walk split_m {case} v_first={state_v_first}"
     for label, base in SAME_AS.items():
         for name, value in runs[label].items():
             assert torch.equal(value, runs[base][name]), f"{what}: {label}'s {name} differs from {base}'s"
