@@ -3,7 +3,7 @@
 The rounds, the walk order, the zero flags and the start state's fold are cp_scan.py's (read its docstring first);
 what differs is how a round moves its data. cp_scan.py's CTA reads its operands one after another, each by plain loads
 from its 128 threads, and splits the 128 x 128 fp32 A_p into bf16 halves itself: on an H100 a round took 14-15 us
-(39th session), mostly loads waiting on one another. Here
+(39th session). Here
 
 - every A lives split, as the split walk's transitions do (common/bf16_split.py split_slots: a slot's bf16 high part
   in the first half of its fp32 bytes, the low part in the second): the warm-up pass writes the first round's A so
@@ -13,7 +13,9 @@ from its 128 threads, and splits the 128 x 128 fp32 A_p into bf16 halves itself:
   mbarrier, so all of a round's bytes are in flight together; the threads read their own B_p meanwhile.
 
 The same rounding of the same values as cp_scan.py (bf16 split of the same fp32 numbers, the three products in the
-same order), so the same bits (tests/test_cp_scan_split_gpu.py).
+same order), so the same bits (tests/test_cp_scan_split_gpu.py). Measured (H100, 44th session,
+benchmarks/results/s44/README.md): 12 us per round, against 2.25 us per step of the split walk, so the loads were not
+what a round waited on; off with the scan (FLASHQLA_CP_SCAN).
 """
 
 import tilelang.language as T
