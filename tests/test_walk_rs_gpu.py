@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-import flashqla
-from flashqla.reference import gdn_chunk_ref
-from gdn_inputs import TOL, backward_case, kernels_of, make_problem, needs_sm90_kernel, ragged_cu_seqlens, record, \
-    rel_err
+from gdn_inputs import make_problem, needs_sm90_kernel, rel_err
 from test_cp_gpu import TOL_CP_VS_NOCP
-from test_walk_split_gpu import CASES, GRAD_NAMES, outputs
+from test_walk_split_gpu import CASES, case_runs, check_against_reference, correction_kernels
 
 pytestmark = [pytest.mark.gpu, needs_sm90_kernel("the register walk")]
 DEV = "cuda"
@@ -25,24 +22,11 @@ RS = {"FLASHQLA_WALK_BV": "64"}
 @pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_register_walk_matches_the_split_walk_and_reference(case, state_v_first, monkeypatch):
-    H, HV, lengths, tail = CASES[case]
-    N, T = len(lengths), sum(lengths) + tail
-    cu = ragged_cu_seqlens(lengths, DEV)
-    p = make_problem(1, T, H, HV, device=DEV, gate="strong", N=N)
-    fwd, do, dht, scale, ref = backward_case(p, cu, state_v_first)
-    rs = outputs(p, cu, lengths, state_v_first, (fwd, do, dht, scale), monkeypatch, RS)
-    walk = outputs(p, cu, lengths, state_v_first, (fwd, do, dht, scale), monkeypatch, {})
+    runs, p, cu, ref = case_runs(case, state_v_first, monkeypatch, {"rs": RS, "walk": {}})
     what = f"walk rs {case} v_first={state_v_first}"
-    if not state_v_first:  # the forward's reference is in the [K, V] layout
-        o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
-                                      output_final_state=True, cu_seqlens=cu)
-        assert record("o", rel_err(rs["o"], o_ref), what) <= TOL["o"], what
-        assert record("final_state", rel_err(rs["final_state"], ht_ref), what) <= TOL["final_state"], what
-        assert rel_err(rs["prefill o"].view_as(rs["o"]), o_ref) <= TOL["o"], f"{what}: prefill o"
-    for name, want in zip(GRAD_NAMES, ref):
-        assert record(name, rel_err(rs[name], want), what) <= TOL["grad"], f"{what}: {name}"
-    for name, value in rs.items():
-        assert rel_err(value, walk[name].double()) <= TOL_CP_VS_NOCP, f"{what}: {name} against the 32-wide walk"
+    check_against_reference(runs["rs"], p, cu, ref, state_v_first, what)
+    for name, value in runs["rs"].items():
+        assert rel_err(value, runs["walk"][name].double()) <= TOL_CP_VS_NOCP, f"{what}: {name} against the 32-wide walk"
 
 
 def test_register_walk_runs_only_where_asked(monkeypatch):
@@ -52,12 +36,6 @@ def test_register_walk_runs_only_where_asked(monkeypatch):
     for env, runs in ((RS, True), ({**RS, "FLASHQLA_WALK_SPLIT_M": "1"}, True),
                       ({**RS, "FLASHQLA_WALK_SPLIT_M": "0"}, False), ({}, False),
                       ({**RS, "FLASHQLA_CP_SCAN": "1"}, False)):
-        for name in ("FLASHQLA_WALK_SPLIT_M", "FLASHQLA_WALK_BV", "FLASHQLA_CP_SCAN"):
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        names = kernels_of(lambda: flashqla.chunk_gated_delta_rule_fwd(
-            p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
-            cp_segment_chunks=2))
+        names = correction_kernels(p, monkeypatch, env)
         ran = any("gdn_cp_correct" in n and "bv64_split_m1" in n for n in names)
         assert ran == runs, f"{env}: the register walk ran: {ran}, expected {runs} ({sorted(names)})"

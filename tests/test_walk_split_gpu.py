@@ -36,13 +36,18 @@ SETTINGS = {
 SAME_AS = {"split": "plain", "split asked": "split"}
 
 
-def outputs(p, cu, lengths, state_v_first, bwd_inputs, monkeypatch, env):
-    """The prep path's forward (o, final_state), the prep-free prefill's (BV = 128) and the backward's gradients with
-    CP forced on (2 chunks per segment), under the environment settings env."""
+def use_settings(monkeypatch, env):
+    """The correction's environment settings exactly as env names them (the others unset)."""
     for name in ("FLASHQLA_WALK_SPLIT_M", "FLASHQLA_WALK_BV", "FLASHQLA_CP_SCAN"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+
+
+def outputs(p, cu, lengths, state_v_first, bwd_inputs, monkeypatch, env):
+    """The prep path's forward (o, final_state), the prep-free prefill's (BV = 128) and the backward's gradients with
+    CP forced on (2 chunks per segment), under the environment settings env."""
+    use_settings(monkeypatch, env)
     out = {}
     if not state_v_first:
         fwd = flashqla.chunk_gated_delta_rule_fwd(
@@ -66,31 +71,48 @@ def outputs(p, cu, lengths, state_v_first, bwd_inputs, monkeypatch, env):
     return out
 
 
-@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
-@pytest.mark.parametrize("case", list(CASES))
-def test_split_transitions_give_the_plain_walks_bits(case, state_v_first, monkeypatch):
+def case_runs(case, state_v_first, monkeypatch, settings):
+    """CASES[case]'s inputs, its outputs() under each of settings ({label: env}), and the float64 gradients:
+    (runs {label: outputs}, p, cu, ref)."""
     H, HV, lengths, tail = CASES[case]
     N, T = len(lengths), sum(lengths) + tail
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, T, H, HV, device=DEV, gate="strong", N=N)
     fwd, do, dht, scale, ref = backward_case(p, cu, state_v_first)
     runs = {label: outputs(p, cu, lengths, state_v_first, (fwd, do, dht, scale), monkeypatch, env)
-            for label, env in SETTINGS.items()}
-    # the split walk's and the plain 64-wide walk's results against float64 (the forward's reference is in the
-    # [K, V] layout: KV only)
-    o_ref, ht_ref = None, None
+            for label, env in settings.items()}
+    return runs, p, cu, ref
+
+
+def check_against_reference(got, p, cu, ref, state_v_first, what):
+    """One run's outputs against float64: o, final_state and the prefill's o (KV only: the forward's reference is in
+    the [K, V] layout), and every gradient (ref, from backward_case)."""
     if not state_v_first:
         o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
                                       output_final_state=True, cu_seqlens=cu)
+        assert record("o", rel_err(got["o"], o_ref), what) <= TOL["o"], what
+        assert record("final_state", rel_err(got["final_state"], ht_ref), what) <= TOL["final_state"], what
+        assert rel_err(got["prefill o"].view_as(got["o"]), o_ref) <= TOL["o"], f"{what}: prefill o"
+    for name, want in zip(GRAD_NAMES, ref):
+        assert not torch.isnan(got[name]).any(), f"{what}: {name} has NaN"
+        assert record(name, rel_err(got[name], want), what) <= TOL["grad"], f"{what}: {name}"
+
+
+def correction_kernels(p, monkeypatch, env):
+    """The kernels a CP forward (2-chunk segments, initial and final state) runs under the settings env (profiler)."""
+    use_settings(monkeypatch, env)
+    return kernels_of(lambda: flashqla.chunk_gated_delta_rule_fwd(
+        p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
+        cp_segment_chunks=2))
+
+
+@pytest.mark.parametrize("state_v_first", [False, True], ids=["KV", "VK"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_split_transitions_give_the_plain_walks_bits(case, state_v_first, monkeypatch):
+    runs, p, cu, ref = case_runs(case, state_v_first, monkeypatch, SETTINGS)
+    # the split walk's and the plain 64-wide walk's results against float64
     for label in ("split", "w64"):
-        got, what = runs[label], f"walk {label} {case} v_first={state_v_first}"
-        if o_ref is not None:
-            assert record("o", rel_err(got["o"], o_ref), what) <= TOL["o"], what
-            assert record("final_state", rel_err(got["final_state"], ht_ref), what) <= TOL["final_state"], what
-            assert rel_err(got["prefill o"].view_as(got["o"]), o_ref) <= TOL["o"], f"{what}: prefill o"
-        for name, want in zip(GRAD_NAMES, ref):
-            assert not torch.isnan(got[name]).any(), f"{what}: {name} has NaN"
-            assert record(name, rel_err(got[name], want), what) <= TOL["grad"], f"{what}: {name}"
+        check_against_reference(runs[label], p, cu, ref, state_v_first, f"walk {label} {case} v_first={state_v_first}")
     what = f"walk split_m {case} v_first={state_v_first}"
     for label, base in SAME_AS.items():
         for name, value in runs[label].items():
@@ -105,13 +127,7 @@ def test_split_walk_runs_only_where_asked(monkeypatch):
     for env, runs in (({}, True), ({"FLASHQLA_WALK_SPLIT_M": "1"}, True), ({"FLASHQLA_WALK_SPLIT_M": "0"}, False),
                       ({"FLASHQLA_WALK_SPLIT_M": "1", "FLASHQLA_WALK_BV": "64"}, False),
                       ({"FLASHQLA_WALK_SPLIT_M": "1", "FLASHQLA_CP_SCAN": "1"}, False)):
-        for name in ("FLASHQLA_WALK_SPLIT_M", "FLASHQLA_WALK_BV", "FLASHQLA_CP_SCAN"):
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        names = kernels_of(lambda: flashqla.chunk_gated_delta_rule_fwd(
-            p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"], output_final_state=True,
-            cp_segment_chunks=2))
+        names = correction_kernels(p, monkeypatch, env)
         ran = any("gdn_cp_correct" in n and "bv32_split_m1" in n for n in names)
         assert ran == runs, f"{env}: the split walk ran: {ran}, expected {runs} ({sorted(names)})"
 
