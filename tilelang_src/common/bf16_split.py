@@ -28,3 +28,13 @@ def store_split_slot(cp_out, row, hv, a, c, val):
     store_split's."""
     split_slots(cp_out)[row, hv, 0, a, c] = T.cast(val, "bfloat16")
     split_slots(cp_out)[row, hv, 1, a, c] = T.cast(val - T.cast(T.cast(val, "bfloat16"), "float32"), "bfloat16")
+
+
+@T.macro
+def split_state_columns(start, n, hv, v0, state_v_first, hi_s, lo_s, K, BV):
+    """hi_s, lo_s [K, BV] <- the bf16 split of columns v0 .. v0 + BV of state n, head hv of start ([N, HV, K, V], or
+    [N, HV, V, K] when state_v_first; as common/segments.py load_state reads it): the scans' start state
+    (sm90/cp_scan.py, sm90/cp_scan_split.py)."""
+    for a, b in T.Parallel(K, BV):
+        store_split(hi_s, lo_s, a, b,
+                    T.if_then_else(state_v_first != 0, start[n, hv, v0 + b, a], start[n, hv, a, v0 + b]))

@@ -34,7 +34,7 @@ only where a sequence had about 16 maps or more (benchmarks/results/s39/README.m
 
 import tilelang.language as T
 
-from common.bf16_split import store_split
+from common.bf16_split import split_state_columns, store_split
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 from common.walk_dims import correction_dims
@@ -60,14 +60,6 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
         """hi_s, lo_s <- the bf16 split of a [K, BV] fp32 fragment."""
         for a, b in T.Parallel(K, BV):
             store_split(hi_s, lo_s, a, b, frag[a, b])
-
-    @T.macro
-    def split_state(start, n, hv, v0, state_v_first, hi_s, lo_s):
-        """hi_s, lo_s <- the bf16 split of columns v0 .. v0 + BV of start state n, head hv (read from global memory as
-        common/segments.py load_state reads it: [N, HV, K, V], or [N, HV, V, K] when state_v_first)."""
-        for a, b in T.Parallel(K, BV):
-            store_split(hi_s, lo_s, a, b,
-                        T.if_then_else(state_v_first != 0, start[n, hv, v0 + b, a], start[n, hv, a, v0 + b]))
 
     @T.macro
     def mul_add(mh_s, ml_s, xh_s, xl_s, acc):
@@ -144,7 +136,7 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
                         # the start state folded in: B_0 = E_0 + M~_0 S_start, A_0 = 0
                         if use_h0 != 0 and zero_p == 0:
                             split_full(src, NSEG + s, hv, mh_s, ml_s)
-                            split_state(start, n, hv, v0, state_v_first, xh_s, xl_s)
+                            split_state_columns(start, n, hv, v0, state_v_first, xh_s, xl_s, K, BV)
                             mul_add(mh_s, ml_s, xh_s, xl_s, b_frag)
                         zero_new = 1
                     if zero_p == 0 and p >= offset:
@@ -156,7 +148,7 @@ def gdn_cp_scan_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, thr
                             zero_q = T.if_then_else(cp_plan[q_slot, hv] < 0, 0, 1)
                             if p == offset and use_h0 != 0 and zero_q == 0:  # the partner is walk position 0
                                 split_full(src, NSEG + q_slot, hv, mh_s, ml_s)
-                                split_state(start, n, hv, v0, state_v_first, xh_s, xl_s)
+                                split_state_columns(start, n, hv, v0, state_v_first, xh_s, xl_s, K, BV)
                                 mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
                             if p == offset:
                                 zero_q = 1

@@ -20,7 +20,7 @@ what a round waited on; off with the scan (FLASHQLA_CP_SCAN).
 
 import tilelang.language as T
 
-from common.bf16_split import split_slots, store_split, store_split_slot
+from common.bf16_split import split_slots, split_state_columns, store_split, store_split_slot
 from common.grid_dependency import grid_dependency
 from common.seq_index import seq_bound
 from common.walk_dims import correction_dims
@@ -52,14 +52,6 @@ def gdn_cp_scan_split_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
     def wait_full_a(bar_a, phase):
         T.barrier_wait(bar_a[0], phase)
         T.barrier_wait(bar_a[1], phase)
-
-    @T.macro
-    def split_start(start, n, hv, v0, state_v_first, xh_s, xl_s):
-        """xh_s, xl_s <- the bf16 split of columns v0 .. v0 + BV of start state n ([N, HV, K, V], or [N, HV, V, K]
-        when state_v_first)."""
-        for a, b in T.Parallel(K, BV):
-            store_split(xh_s, xl_s, a, b,
-                        T.if_then_else(state_v_first != 0, start[n, hv, v0 + b, a], start[n, hv, a, v0 + b]))
 
     @T.macro
     def mul_add(mh_s, ml_s, xh_s, xl_s, acc):
@@ -166,7 +158,7 @@ def gdn_cp_scan_split_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                     if first_round != 0 and p == 0:
                         # the start state folded in: B_0 = E_0 + M~_0 S_start, A_0 = 0
                         if use_h0 != 0 and zero_p == 0:
-                            split_start(start, n, hv, v0, state_v_first, xh_s, xl_s)
+                            split_state_columns(start, n, hv, v0, state_v_first, xh_s, xl_s, K, BV)
                             wait_full_a(bar_a, 0)
                             mul_add(mh_s, ml_s, xh_s, xl_s, b_frag)
                         zero_new = 1
@@ -175,7 +167,7 @@ def gdn_cp_scan_split_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                         if fold_q != 0:
                             # the partner is walk position 0: its B folded with the start state (its A from mh_s),
                             # then A_p into mh_s once the products have read it
-                            split_start(start, n, hv, v0, state_v_first, xh_s, xl_s)
+                            split_state_columns(start, n, hv, v0, state_v_first, xh_s, xl_s, K, BV)
                             T.copy(bq_s, x_frag)
                             wait_full_a(bar_a, 0)
                             mul_add(mh_s, ml_s, xh_s, xl_s, x_frag)
