@@ -141,6 +141,31 @@ ab_runs() {
   python3 scripts/device_calls/ms_table.py "$mode" "${tables[@]}"
 }
 
+# ab_base_ratio MODE "HEADS" "MIXES" LABEL SETTINGS: ab_runs of the installed wheel as base, LABEL (with SETTINGS,
+# VAR=VALUE[,VAR=VALUE]) and base again (walk, LABEL, walk2: their JSON in $OUT/ab_MODE_*.json, the table in
+# $OUT/ab_MODE.txt), then ab_ratio.py's LABEL over the mean of the two base runs, per shape and by geomean (44th session)
+ab_base_ratio() {
+  local mode=$1 heads=$2 mixes=$3 label=$4 setting=$5
+  AB_TIMEOUT=${AB_TIMEOUT:-60} ab_runs "$mode" "$heads" "$mixes" walk=/tmp/site "$label=/tmp/site:$setting" \
+    walk2=/tmp/site > "$OUT/ab_$mode.txt"
+  grep "rc=" "$OUT/ab_$mode.txt" | tr '\n' ' '; echo
+  python3 scripts/device_calls/ab_ratio.py "$mode" "$label=$OUT/ab_${mode}_$label.json" walk="$OUT/ab_${mode}_walk.json" \
+    walk2="$OUT/ab_${mode}_walk2.json" | cut -c1-120
+}
+
+# profile_walk_widths "MIXES" LIMIT_S: profile_kernels.py at (2, 4) with FLASHQLA_WALK_BV=32 and 64 (the installed
+# wheel), each within LIMIT_S; prints each shape's kernel total and its correction walk's time (44th session)
+profile_walk_widths() {
+  local bv
+  for bv in 32 64; do
+    # shellcheck disable=SC2086
+    FLASHQLA_WALK_BV=$bv PYTHONPATH=/tmp/site timeout "$2" python3 benchmarks/profile_kernels.py --heads 2,4 \
+      --mixes $1 > "$OUT/profile_bv$bv.log" 2>&1
+    echo "== profile FLASHQLA_WALK_BV=$bv rc=$?"
+    grep "ms of kernels\|cp_correct" "$OUT/profile_bv$bv.log" | cut -c1-120 | head -14
+  done
+}
+
 # peer_table MODE HEADS LIMIT_S [BENCH_ARGS]: bench_gdn.py --mode MODE with the carried peers (scripts/gpu_bench.sh) at
 # HEADS, every mix unless BENCH_ARGS name others, within LIMIT_S; its table and JSON into $OUT as
 # H200_MODE_HEADS.{md,json}; prints the run's table (the first in the file) and its summary

@@ -13,24 +13,13 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 install_wheel
 run_pytest "$OUT/pytest_rs.log" 200 gpu tests/test_walk_rs_gpu.py tests/test_walk_split_gpu.py \
   tests/test_cp_scan_split_gpu.py tests/test_cp_gpu.py tests/test_build_manifest.py
-S=/tmp/site
 MIXES="1x8192 4096+4096 1x32768 8192x4"
-AB_TIMEOUT=60 ab_runs bwd "4,8 2,4 8,16" "$MIXES" walk=$S rs=$S:FLASHQLA_WALK_BV=64 walk2=$S > "$OUT/ab_bwd.txt"
-AB_TIMEOUT=60 ab_runs fwd "4,8 2,4 2,8" "$MIXES" walk=$S rs=$S:FLASHQLA_WALK_BV=64 walk2=$S > "$OUT/ab_fwd.txt"
-for mode in bwd fwd; do
-  grep "rc=" "$OUT/ab_$mode.txt" | tr '\n' ' '; echo
-  python3 scripts/device_calls/ab_ratio.py "$mode" rs="$OUT/ab_${mode}_rs.json" walk="$OUT/ab_${mode}_walk.json" \
-    walk2="$OUT/ab_${mode}_walk2.json" | cut -c1-120
-done
-for bv in 32 64; do
-  FLASHQLA_WALK_BV=$bv PYTHONPATH=$S timeout 60 python3 benchmarks/profile_kernels.py --heads 2,4 \
-    --mixes 1x32768 1x8192 > "$OUT/profile_bv$bv.log" 2>&1
-  echo "== profile FLASHQLA_WALK_BV=$bv rc=$?"
-  grep "ms of kernels\|cp_correct" "$OUT/profile_bv$bv.log" | cut -c1-120 | head -14
-done
+ab_base_ratio bwd "4,8 2,4 8,16" "$MIXES" rs FLASHQLA_WALK_BV=64
+ab_base_ratio fwd "4,8 2,4 2,8" "$MIXES" rs FLASHQLA_WALK_BV=64
+profile_walk_widths "1x32768 1x8192" 60
 echo "elapsed $(( $(date +%s) - T0 )) s"
 [ $(( $(date +%s) - T0 )) -lt 330 ] || exit 0
-export PYTHONPATH=$S
+export PYTHONPATH=/tmp/site
 regions() { python3 scripts/ncu_regions.py "$1" --min 3 2>&1 | cut -c1-170 | head -"${2:-40}"; }
 FLASHQLA_WALK_BV=64 bash scripts/ncu_profile.sh /tmp/ncu_rs 2,4 32768 cp_correct@1
 regions /tmp/ncu_rs/cp_correct.sass.csv 30
