@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# name -> (factory in sm90/cp_correct.py, its keyword arguments)
+# name -> (factory in sm90/cp_correct.py, its keyword arguments), or (module, factory, keyword arguments) for a walk in
+# another module; a walk with split_m or in cp_correct_rs.py loads M split into bf16 high and low parts (SPLIT_M)
 VARIANTS = {
     "cur": ("gdn_cp_correct_sm90", {}),
     "t256": ("gdn_cp_correct_sm90", dict(threads=256)),
@@ -35,10 +36,41 @@ VARIANTS = {
     # to bf16 (two products), both operands rounded (one, as FlashQLA's walk)
     "tma2p": ("gdn_cp_correct_sm90", dict(tma=True, products=2)),
     "tma1p": ("gdn_cp_correct_sm90", dict(tma=True, products=1)),
+    # the 45th session: the default walk since the 43rd (32 wide, M split by the warm-up pass), the register walk
+    # (cp_correct_rs.py, 64 wide) with E fetched after or before M, and the register walk's chain without its products
+    # or without its store of S (diagnostics: what the loads and the store cost in a step)
+    "split32": ("gdn_cp_correct_sm90", dict(tma=True, BV=32, split_m=True)),
+    "rs": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", {}),
+    "rs_efirst": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_first=True)),
+    "rs_loads": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0)),
+    "rs_nostore": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store=False)),
+    "rs_loadsonly": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0, store=False)),
 }
-DIAGNOSTIC = {"tma2p", "tma1p"}  # variants whose error against float64 is bf16's by design
+DIAGNOSTIC = {"tma2p", "tma1p", "rs_loads", "rs_nostore", "rs_loadsonly"}  # error against float64 not checked:
+# bf16's by design, or no products or no stores
 # measured and removed (benchmarks/results/H200_walk.md; the kernels in git history, 0967b5e): one_wait (the three
 # products under one wait) and overlap (M_{j+1}'s split while step j's products run)
+
+
+def variant(name):
+    """(module, factory, keyword arguments, M loaded split) of a VARIANTS entry"""
+    entry = VARIANTS[name]
+    module, factory, params = ("sm90.cp_correct",) + entry if len(entry) == 2 else entry
+    return module, factory, params, module.endswith("_rs") or bool(params.get("split_m"))
+
+
+def split_transitions(cp_out, nseg):
+    """cp_out with its M rows [nseg, 2 nseg) stored as the warm-up pass stores them for the split walks (each slot's
+    fp32 bytes: bf16(M), then bf16(M - bf16(M)); tilelang_src/common/bf16_split.py split_slots)."""
+    import torch
+
+    out = cp_out.clone()
+    m = cp_out[nseg:]  # [NSEG, HV, K, K]
+    halves = out.view(torch.bfloat16).view(out.shape[0], out.shape[1], 2, out.shape[2], out.shape[3])[nseg:]
+    hi = m.to(torch.bfloat16)
+    halves[:, :, 0] = hi
+    halves[:, :, 1] = (m - hi.float()).to(torch.bfloat16)
+    return out
 
 
 def walk_ref(h0, E, M, plan, num_segs, reverse):
@@ -87,7 +119,7 @@ def main() -> int:
     import tilelang
     import torch
 
-    import sm90.cp_correct as walk_kernels
+    import importlib
 
     HV, T_, L, K = args.heads, args.tokens, args.seg_tokens, 128
     num_segs = -(-T_ // L)
@@ -104,13 +136,16 @@ def main() -> int:
     print(f"walk: {HV} v-heads ({n_fallback} on the fallback), one sequence of {T_} tokens, {num_segs} segments of "
           f"{L} tokens ({num_segs - 1} steps), V // BV CTAs per head")
     rows = []
+    cp_plain = cp_out
+    cp_split = split_transitions(cp_out, NSEG)
     for name in args.variants:
-        factory, params = VARIANTS[name]
-        kern = tilelang.compile(getattr(walk_kernels, factory)(**params), target="cuda",
+        module, factory, params, split = variant(name)
+        cp_out = cp_split if split else cp_plain
+        kern = tilelang.compile(getattr(importlib.import_module(module), factory)(**params), target="cuda",
                                 pass_configs={"tl.enable_fast_math": True})
         errs = []
         for reverse in (0, 1):
-            want = walk_ref(h0[0], cp_out[:NSEG], cp_out[NSEG:], plan, num_segs, reverse)
+            want = walk_ref(h0[0], cp_plain[:NSEG], cp_plain[NSEG:], plan, num_segs, reverse)
             err = 0.0
             for launch in range(max(args.detail, 1)):
                 cp_h0 = torch.full((NSEG, HV, K, K), float("nan"), device="cuda")

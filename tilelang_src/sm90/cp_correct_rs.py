@@ -32,10 +32,16 @@ from common.seq_index import seq_bound
 from common.walk_dims import correction_dims
 
 
-def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False):
+def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False,
+                           e_first: bool = False, products: int = 3, store: bool = True):
     """The walk with S^T in one warpgroup's registers; the launcher's signature is cp_correct.py's (the host passes
-    the same arguments). 224 KB of shared memory: two buffers of M's halves and of E, and S's store tile."""
+    the same arguments). 224 KB of shared memory: two buffers of M's halves and of E, and S's store tile.
+    e_first: a step's fetch issues E before M's halves (E_{j+1} is read during step j, M_{j+1} only at step j + 1's
+    start; s45_1's profile had the walk waiting for E after its products). Diagnostics for benchmarks/walk_bench.py
+    only, wrong results by design: products = 0 (no split, no products: S_{j+1} = E_j, the loads' and stores' chain
+    alone), store = False (S_{j+1} not written)."""
     assert BV == 64, "S^T [BV, K] is one warpgroup's m64 rows"
+    assert products in (0, 3), "3, or 0 to time the chain without its products"
     threads = 128
     NV = V // BV
     HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
@@ -47,14 +53,20 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
         """M's halves of segment slot `slot` and its E columns into buffer buf, by TMA issued by warp 0, each on its
         own mbarrier of the buffer."""
         if tx < 32:
+            if e_first:
+                T.tma_copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_s[buf, :, :], barrier=bar_e[buf],
+                           leader_scope_threads=32)
+                T.barrier_arrive(bar_e[buf])
             T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 0, 0:K, 0:K], mh_s[buf, :, :], barrier=bar_mh[buf],
                        leader_scope_threads=32)
             T.barrier_arrive(bar_mh[buf])
             T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 1, 0:K, 0:K], ml_s[buf, :, :], barrier=bar_ml[buf],
                        leader_scope_threads=32)
             T.barrier_arrive(bar_ml[buf])
-            T.tma_copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_s[buf, :, :], barrier=bar_e[buf], leader_scope_threads=32)
-            T.barrier_arrive(bar_e[buf])
+            if not e_first:
+                T.tma_copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_s[buf, :, :], barrier=bar_e[buf],
+                           leader_scope_threads=32)
+                T.barrier_arrive(bar_e[buf])
 
     @T.prim_func
     def gdn_cp_correct(
@@ -125,7 +137,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 j = T.if_then_else(reverse != 0, last_j - jj, jj)
                 slot = first + j
                 plan = cp_plan[slot, hv]  # the same for every thread: the branches below are uniform
-                if plan < 0:
+                if products and plan < 0:
                     for a, c in T.Parallel(BV, K):
                         sh_frag[a, c] = T.cast(s_frag[a, c], half)
                         sl_frag[a, c] = T.cast(s_frag[a, c] - T.cast(T.cast(s_frag[a, c], half), accum), half)
@@ -134,7 +146,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 # copy landed, so the barriers' phases do not depend on the plan
                 T.barrier_wait(bar_mh[buf], (jj // 2) % 2)
                 T.barrier_wait(bar_ml[buf], (jj // 2) % 2)
-                if plan < 0:
+                if products and plan < 0:
                     # S_{j+1}^T = E_j^T + S_j^T M_j^T as hi hi + lo hi + hi lo
                     T.wgmma_gemm(sh_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
                     T.wgmma_gemm(sl_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
@@ -148,14 +160,15 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 if tx < 32:
                     T.tma_store_wait()
                 T.sync_threads()
-                for a, c in T.Parallel(BV, K):
-                    out_s[c, a] = s_frag[a, c]
+                if store:
+                    for a, c in T.Parallel(BV, K):
+                        out_s[c, a] = s_frag[a, c]
                 # the threads' writes of out_s and reads of e_s ordered before the TMA's read and writes; buffer buf is
                 # free (this step's products are waited; its E was read during the step before): the operands of step
                 # jj + 2 land there
                 T.fence_proxy_async()
                 T.sync_threads()
-                if tx < 32:
+                if store and tx < 32:
                     T.tma_copy(out_s, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV], leader_scope_threads=32)
                 if jj + 2 < num_steps:
                     fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - 2, jj + 2), hv, v0, buf, mh_s,
