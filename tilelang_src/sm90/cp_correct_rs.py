@@ -33,13 +33,15 @@ from common.walk_dims import correction_dims
 
 
 def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False,
-                           e_first: bool = False, products: int = 3, store: bool = True):
+                           e_first: bool = False, products: int = 3, store: bool = True, load_ml: bool = True):
     """The walk with S^T in one warpgroup's registers; the launcher's signature is cp_correct.py's (the host passes
     the same arguments). 224 KB of shared memory: two buffers of M's halves and of E, and S's store tile.
     e_first: a step's fetch issues E before M's halves (E_{j+1} is read during step j, M_{j+1} only at step j + 1's
     start; s45_1's profile had the walk waiting for E after its products). Diagnostics for benchmarks/walk_bench.py
     only, wrong results by design: products = 0 (no split, no products: S_{j+1} = E_j, the loads' and stores' chain
-    alone), store = False (S_{j+1} not written)."""
+    alone), store = False (S_{j+1} not written), load_ml = False (M's low half never loaded: with products = 0, the
+    time of a step against the bytes it loads)."""
+    assert load_ml or not products, "load_ml = False only without products"
     assert BV == 64, "S^T [BV, K] is one warpgroup's m64 rows"
     assert products in (0, 3), "3, or 0 to time the chain without its products"
     threads = 128
@@ -60,9 +62,10 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
             T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 0, 0:K, 0:K], mh_s[buf, :, :], barrier=bar_mh[buf],
                        leader_scope_threads=32)
             T.barrier_arrive(bar_mh[buf])
-            T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 1, 0:K, 0:K], ml_s[buf, :, :], barrier=bar_ml[buf],
-                       leader_scope_threads=32)
-            T.barrier_arrive(bar_ml[buf])
+            if load_ml:
+                T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 1, 0:K, 0:K], ml_s[buf, :, :], barrier=bar_ml[buf],
+                           leader_scope_threads=32)
+                T.barrier_arrive(bar_ml[buf])
             if not e_first:
                 T.tma_copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_s[buf, :, :], barrier=bar_e[buf],
                            leader_scope_threads=32)
@@ -145,7 +148,8 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 # waited on every path, as cp_correct.py's skip_warm does: a buffer is refilled only after its last
                 # copy landed, so the barriers' phases do not depend on the plan
                 T.barrier_wait(bar_mh[buf], (jj // 2) % 2)
-                T.barrier_wait(bar_ml[buf], (jj // 2) % 2)
+                if load_ml:
+                    T.barrier_wait(bar_ml[buf], (jj // 2) % 2)
                 if products and plan < 0:
                     # S_{j+1}^T = E_j^T + S_j^T M_j^T as hi hi + lo hi + hi lo
                     T.wgmma_gemm(sh_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
