@@ -46,9 +46,13 @@ VARIANTS = {
     "rs_nostore": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store=False)),
     "rs_loadsonly": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0, store=False)),
     "rs_loadshi": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0, store=False, load_ml=False)),
+    # E read from global memory into registers a step ahead, M three steps ahead (cp_correct_rs.py e_global), and
+    # its loads alone
+    "rs_eg": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True)),
+    "rs_egloads": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, products=0, store=False)),
 }
 # error against float64 not checked: bf16's by design, or no products or no stores
-DIAGNOSTIC = {"tma2p", "tma1p", "rs_loads", "rs_nostore", "rs_loadsonly", "rs_loadshi"}
+DIAGNOSTIC = {"tma2p", "tma1p", "rs_loads", "rs_nostore", "rs_loadsonly", "rs_loadshi", "rs_egloads"}
 # measured and removed (benchmarks/results/H200_walk.md; the kernels in git history, 0967b5e): one_wait (the three
 # products under one wait) and overlap (M_{j+1}'s split while step j's products run)
 
@@ -115,6 +119,9 @@ def main() -> int:
     ap.add_argument("--detail", type=int, default=0,
                     help="launches per direction whose elements off the float64 walk are located (slot, head, "
                          "rows, columns); 0: one launch, the error only")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="compile the variants into TileLang's cache and stop (several such processes at once, then "
+                         "the run: the compiles in parallel)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "tilelang_src"))
     import tilelang
@@ -144,6 +151,9 @@ def main() -> int:
         cp_out = cp_split if split else cp_plain
         kern = tilelang.compile(getattr(importlib.import_module(module), factory)(**params), target="cuda",
                                 pass_configs={"tl.enable_fast_math": True})
+        if args.compile_only:
+            print(f"{name}: compiled", flush=True)
+            continue
         errs = []
         for reverse in (0, 1):
             want = walk_ref(h0[0], cp_plain[:NSEG], cp_plain[NSEG:], plan, num_segs, reverse)

@@ -33,15 +33,20 @@ from common.walk_dims import correction_dims
 
 
 def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False,
-                           e_first: bool = False, products: int = 3, store: bool = True, load_ml: bool = True):
+                           e_first: bool = False, e_global: bool = False, products: int = 3, store: bool = True,
+                           load_ml: bool = True):
     """The walk with S^T in one warpgroup's registers; the launcher's signature is cp_correct.py's (the host passes
     the same arguments). 224 KB of shared memory: two buffers of M's halves and of E, and S's store tile.
     e_first: a step's fetch issues E before M's halves (E_{j+1} is read during step j, M_{j+1} only at step j + 1's
-    start; s45_1's profile had the walk waiting for E after its products). Diagnostics for benchmarks/walk_bench.py
+    start; s45_1's profile had the walk waiting for E after its products). e_global: E_{j+1}^T read from global memory
+    straight into registers during step j (no shared tile, no mbarrier), and M's halves in three buffers, fetched
+    three steps ahead (the shared memory E's two tiles took). Diagnostics for benchmarks/walk_bench.py
     only, wrong results by design: products = 0 (no split, no products: S_{j+1} = E_j, the loads' and stores' chain
     alone), store = False (S_{j+1} not written), load_ml = False (M's low half never loaded: with products = 0, the
     time of a step against the bytes it loads)."""
     assert load_ml or not products, "load_ml = False only without products"
+    assert not (e_first and e_global), "e_first orders E's TMA load, which e_global has none of"
+    depth = 3 if e_global else 2  # M's buffers: step jj's in buffer jj % depth, fetched at step jj - depth's end
     assert BV == 64, "S^T [BV, K] is one warpgroup's m64 rows"
     assert products in (0, 3), "3, or 0 to time the chain without its products"
     threads = 128
@@ -55,7 +60,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
         """M's halves of segment slot `slot` and its E columns into buffer buf, by TMA issued by warp 0, each on its
         own mbarrier of the buffer."""
         if tx < 32:
-            if e_first:
+            if e_first and not e_global:
                 T.tma_copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_s[buf, :, :], barrier=bar_e[buf],
                            leader_scope_threads=32)
                 T.barrier_arrive(bar_e[buf])
@@ -66,7 +71,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 T.tma_copy(split_slots(cp_out)[NSEG + slot, hv, 1, 0:K, 0:K], ml_s[buf, :, :], barrier=bar_ml[buf],
                            leader_scope_threads=32)
                 T.barrier_arrive(bar_ml[buf])
-            if not e_first:
+            if not e_first and not e_global:
                 T.tma_copy(cp_out[slot, hv, 0:K, v0:v0 + BV], e_s[buf, :, :], barrier=bar_e[buf],
                            leader_scope_threads=32)
                 T.barrier_arrive(bar_e[buf])
@@ -99,28 +104,34 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
             num_steps = T.alloc_var("int32", init=0)
             num_steps = T.max(num_segs - 1, 0)
 
-            mh_s = T.alloc_shared((2, K, K), half)  # M's halves, buffer jj % 2 for step jj
-            ml_s = T.alloc_shared((2, K, K), half)
-            e_s = T.alloc_shared((2, K, BV), accum)  # E's columns of the slice
+            mh_s = T.alloc_shared((depth, K, K), half)  # M's halves, buffer jj % depth for step jj
+            ml_s = T.alloc_shared((depth, K, K), half)
+            e_s = None if e_global else T.alloc_shared((2, K, BV), accum)  # E's columns of the slice
             out_s = T.alloc_shared((K, BV), accum)  # S_{j+1}'s columns, for the TMA store
             # swizzled: read (e_s) and written (out_s) transposed by the threads, whose fragment rows are the tiles'
             # columns: a plain [K, BV] fp32 tile puts four lanes of a warp on each bank (s44_3: the walk stalled on
             # those reads and on 64 scalar stores per thread per step)
-            T.annotate_layout({e_s: make_swizzled_layout(e_s), out_s: make_swizzled_layout(out_s)})
+            if e_global:
+                T.annotate_layout({out_s: make_swizzled_layout(out_s)})
+            else:
+                T.annotate_layout({e_s: make_swizzled_layout(e_s), out_s: make_swizzled_layout(out_s)})
             s_frag = T.alloc_fragment((BV, K), accum)  # S^T, the products' accumulator
             e_frag = T.alloc_fragment((BV, K), accum)  # the step's E^T, read ahead from e_s
             sh_frag = T.alloc_fragment((BV, K), half)  # S^T's bf16 parts: the products' A operands
             sl_frag = T.alloc_fragment((BV, K), half)
-            bar_mh = T.alloc_barrier([32, 32])
-            bar_ml = T.alloc_barrier([32, 32])
-            bar_e = T.alloc_barrier([32, 32])
+            bar_mh = T.alloc_barrier([32] * depth)
+            bar_ml = T.alloc_barrier([32] * depth)
+            bar_e = None if e_global else T.alloc_barrier([32, 32])
 
-            # steps 0 and 1's operands (walk position jj is segment j = jj, or last_j - jj in reverse)
+            # the first depth steps' operands (walk position jj is segment j = jj, or last_j - jj in reverse)
             if num_steps > 0:
                 fetch(cp_out, first + T.if_then_else(reverse != 0, last_j, 0), hv, v0, 0, mh_s, ml_s, e_s, bar_mh,
                       bar_ml, bar_e, tx)
             if num_steps > 1:
                 fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - 1, 1), hv, v0, 1, mh_s, ml_s, e_s,
+                      bar_mh, bar_ml, bar_e, tx)
+            if depth == 3 and num_steps > 2:
+                fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - 2, 2), hv, v0, 2, mh_s, ml_s, e_s,
                       bar_mh, bar_ml, bar_e, tx)
             if use_h0 != 0:
                 if state_v_first != 0:
@@ -131,12 +142,16 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
             else:
                 T.clear(s_frag)
             if num_steps > 0:
-                T.barrier_wait(bar_e[0], 0)
-                for a, c in T.Parallel(BV, K):
-                    e_frag[a, c] = e_s[0, c, a]
+                if e_global:
+                    for a, c in T.Parallel(BV, K):
+                        e_frag[a, c] = cp_out[first + T.if_then_else(reverse != 0, last_j, 0), hv, c, v0 + a]
+                else:
+                    T.barrier_wait(bar_e[0], 0)
+                    for a, c in T.Parallel(BV, K):
+                        e_frag[a, c] = e_s[0, c, a]
 
             for jj in T.serial(num_steps):
-                buf = jj % 2
+                buf = jj % depth
                 j = T.if_then_else(reverse != 0, last_j - jj, jj)
                 slot = first + j
                 plan = cp_plan[slot, hv]  # the same for every thread: the branches below are uniform
@@ -145,17 +160,20 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                         sh_frag[a, c] = T.cast(s_frag[a, c], half)
                         sl_frag[a, c] = T.cast(s_frag[a, c] - T.cast(T.cast(s_frag[a, c], half), accum), half)
                 T.copy(e_frag, s_frag)
+                if e_global and jj + 1 < num_steps:  # the next step's E^T, its loads in flight under this step
+                    for a, c in T.Parallel(BV, K):
+                        e_frag[a, c] = cp_out[first + T.if_then_else(reverse != 0, j - 1, j + 1), hv, c, v0 + a]
                 # waited on every path, as cp_correct.py's skip_warm does: a buffer is refilled only after its last
                 # copy landed, so the barriers' phases do not depend on the plan
-                T.barrier_wait(bar_mh[buf], (jj // 2) % 2)
+                T.barrier_wait(bar_mh[buf], (jj // depth) % 2)
                 if load_ml:
-                    T.barrier_wait(bar_ml[buf], (jj // 2) % 2)
+                    T.barrier_wait(bar_ml[buf], (jj // depth) % 2)
                 if products and plan < 0:
                     # S_{j+1}^T = E_j^T + S_j^T M_j^T as hi hi + lo hi + hi lo
                     T.wgmma_gemm(sh_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
                     T.wgmma_gemm(sl_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
                     T.wgmma_gemm(sh_frag, ml_s[buf, :, :], s_frag, transpose_B=True)
-                if jj + 1 < num_steps:  # the next step's E^T, under the products
+                if not e_global and jj + 1 < num_steps:  # the next step's E^T, under the products
                     T.barrier_wait(bar_e[1 - buf], ((jj + 1) // 2) % 2)
                     for a, c in T.Parallel(BV, K):
                         e_frag[a, c] = e_s[1 - buf, c, a]
@@ -174,9 +192,9 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 T.sync_threads()
                 if store and tx < 32:
                     T.tma_copy(out_s, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV], leader_scope_threads=32)
-                if jj + 2 < num_steps:
-                    fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - 2, jj + 2), hv, v0, buf, mh_s,
-                          ml_s, e_s, bar_mh, bar_ml, bar_e, tx)
+                if jj + depth < num_steps:
+                    fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - depth, jj + depth), hv, v0, buf,
+                          mh_s, ml_s, e_s, bar_mh, bar_ml, bar_e, tx)
             if tx < 32:
                 T.tma_store_wait()  # the last store has read out_s before the block's shared memory goes
 
