@@ -43,13 +43,19 @@ VARIANTS = {
     "rs": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", {}),
     "rs_efirst": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_first=True)),
     "rs_loads": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0)),
-    "rs_nostore": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store=False)),
-    "rs_loadsonly": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0, store=False)),
-    "rs_loadshi": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0, store=False, load_ml=False)),
+    "rs_nostore": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store="none")),
+    "rs_loadsonly": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0, store="none")),
+    "rs_loadshi": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0, store="none", load_ml=False)),
     # E read from global memory into registers a step ahead, M three steps ahead (cp_correct_rs.py e_global), and
     # its loads alone
     "rs_eg": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True)),
-    "rs_egloads": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, products=0, store=False)),
+    "rs_egloads": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, products=0, store="none")),
+    # S_{j+1} stored without the TMA store (s45_2: 1.7 us of a step): through out_s and the threads' 16-byte copies, or
+    # from the registers, each with E by TMA or in registers (then no proxy fence in a step)
+    "rs_thr": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store="threads")),
+    "rs_direct": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store="direct")),
+    "rs_egthr": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, store="threads")),
+    "rs_egdirect": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, store="direct")),
 }
 # error against float64 not checked: bf16's by design, or no products or no stores
 DIAGNOSTIC = {"tma2p", "tma1p", "rs_loads", "rs_nostore", "rs_loadsonly", "rs_loadshi", "rs_egloads"}

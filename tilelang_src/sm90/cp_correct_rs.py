@@ -33,19 +33,27 @@ from common.walk_dims import correction_dims
 
 
 def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False,
-                           e_first: bool = False, e_global: bool = False, products: int = 3, store: bool = True,
+                           e_first: bool = False, e_global: bool = False, products: int = 3, store: str = "tma",
                            load_ml: bool = True):
     """The walk with S^T in one warpgroup's registers; the launcher's signature is cp_correct.py's (the host passes
     the same arguments). 224 KB of shared memory: two buffers of M's halves and of E, and S's store tile.
     e_first: a step's fetch issues E before M's halves (E_{j+1} is read during step j, M_{j+1} only at step j + 1's
     start; s45_1's profile had the walk waiting for E after its products). e_global: E_{j+1}^T read from global memory
     straight into registers during step j (no shared tile, no mbarrier), and M's halves in three buffers, fetched
-    three steps ahead (the shared memory E's two tiles took). Diagnostics for benchmarks/walk_bench.py
+    three steps ahead (the shared memory E's two tiles took). store: how S_{j+1} reaches cp_h0: "tma" (through out_s
+    and one TMA store, waited at the next step), "threads" (through out_s, then copied out by the threads with 16-byte
+    loads and stores: no TMA store to wait for) or "direct" (each thread's 64 values stored from its registers). With
+    e_global and a store by the threads no proxy fence is left in a step (s45_2: the fence waits for E's loads in
+    flight). Diagnostics for benchmarks/walk_bench.py
     only, wrong results by design: products = 0 (no split, no products: S_{j+1} = E_j, the loads' and stores' chain
-    alone), store = False (S_{j+1} not written), load_ml = False (M's low half never loaded: with products = 0, the
+    alone), store = "none" (S_{j+1} not written), load_ml = False (M's low half never loaded: with products = 0, the
     time of a step against the bytes it loads)."""
     assert load_ml or not products, "load_ml = False only without products"
     assert not (e_first and e_global), "e_first orders E's TMA load, which e_global has none of"
+    assert store in ("tma", "threads", "direct", "none")
+    # a generic-proxy access in a step that the async proxy must see ordered: the threads' reads of E's tile before
+    # its TMA refill, their writes of out_s before the TMA store
+    fence = not e_global or store == "tma"
     depth = 3 if e_global else 2  # M's buffers: step jj's in buffer jj % depth, fetched at step jj - depth's end
     assert BV == 64, "S^T [BV, K] is one warpgroup's m64 rows"
     assert products in (0, 3), "3, or 0 to time the chain without its products"
@@ -107,7 +115,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
             mh_s = T.alloc_shared((depth, K, K), half)  # M's halves, buffer jj % depth for step jj
             ml_s = T.alloc_shared((depth, K, K), half)
             e_s = None if e_global else T.alloc_shared((2, K, BV), accum)  # E's columns of the slice
-            out_s = T.alloc_shared((K, BV), accum)  # S_{j+1}'s columns, for the TMA store
+            out_s = T.alloc_shared((K, BV), accum)  # S_{j+1}'s columns, for the TMA store (or the threads' copy)
             # swizzled: read (e_s) and written (out_s) transposed by the threads, whose fragment rows are the tiles'
             # columns: a plain [K, BV] fp32 tile puts four lanes of a warp on each bank (s44_3: the walk stalled on
             # those reads and on 64 scalar stores per thread per step)
@@ -178,24 +186,31 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                     for a, c in T.Parallel(BV, K):
                         e_frag[a, c] = e_s[1 - buf, c, a]
                 T.wait_wgmma(0)
-                # S_{j+1} to cp_h0 through out_s, once the step before's store has read it
-                if tx < 32:
+                if store == "direct":
+                    for a, c in T.Parallel(BV, K):
+                        cp_h0[slot + 1 - reverse, hv, c, v0 + a] = s_frag[a, c]
+                # S_{j+1} to cp_h0 through out_s, once the step before's store (TMA, or the threads) has read it
+                if store == "tma" and tx < 32:
                     T.tma_store_wait()
-                T.sync_threads()
-                if store:
+                if store != "direct":
+                    T.sync_threads()
+                if store in ("tma", "threads"):
                     for a, c in T.Parallel(BV, K):
                         out_s[c, a] = s_frag[a, c]
                 # the threads' writes of out_s and reads of e_s ordered before the TMA's read and writes; buffer buf is
                 # free (this step's products are waited; its E was read during the step before): the operands of step
-                # jj + 2 land there
-                T.fence_proxy_async()
+                # jj + depth land there
+                if fence:
+                    T.fence_proxy_async()
                 T.sync_threads()
-                if store and tx < 32:
+                if store == "tma" and tx < 32:
                     T.tma_copy(out_s, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV], leader_scope_threads=32)
+                if store == "threads":
+                    T.copy(out_s, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV], disable_tma=True)
                 if jj + depth < num_steps:
                     fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - depth, jj + depth), hv, v0, buf,
                           mh_s, ml_s, e_s, bar_mh, bar_ml, bar_e, tx)
-            if tx < 32:
+            if store == "tma" and tx < 32:
                 T.tma_store_wait()  # the last store has read out_s before the block's shared memory goes
 
     return gdn_cp_correct
