@@ -40,6 +40,7 @@ VARIANTS = {
     # (cp_correct_rs.py, 64 wide) with E fetched after or before M, and the register walk's chain without its products
     # or without its store of S (diagnostics: what the loads and the store cost in a step)
     "split32": ("gdn_cp_correct_sm90", dict(tma=True, BV=32, split_m=True)),
+    "split32_nostore": ("gdn_cp_correct_sm90", dict(tma=True, BV=32, split_m=True, store_s=False)),
     "rs": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", {}),
     "rs_efirst": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_first=True)),
     "rs_loads": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(products=0)),
@@ -58,7 +59,8 @@ VARIANTS = {
     "rs_egdirect": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, store="direct")),
 }
 # error against float64 not checked: bf16's by design, or no products or no stores
-DIAGNOSTIC = {"tma2p", "tma1p", "rs_loads", "rs_nostore", "rs_loadsonly", "rs_loadshi", "rs_egloads"}
+DIAGNOSTIC = {"tma2p", "tma1p", "rs_loads", "rs_nostore", "rs_loadsonly", "rs_loadshi", "rs_egloads",
+              "split32_nostore"}
 # measured and removed (benchmarks/results/H200_walk.md; the kernels in git history, 0967b5e): one_wait (the three
 # products under one wait) and overlap (M_{j+1}'s split while step j's products run)
 

@@ -3,7 +3,7 @@
 # 1.7 us of the 2.84 us step; without it the step took 1.12): through out_s and the threads' 16-byte copies (rs_thr),
 # from the registers (rs_direct), each also with E read into registers a step ahead (rs_egthr, rs_egdirect: the
 # latter has no proxy fence left in its step), beside the default 32-wide split walk, the TMA-store register walk and
-# the one without a store, in walk_bench.py (TileLang's JIT, compiles in parallel). 4 v-heads all on the fallback, one
+# the one without a store (and the default without its store), in walk_bench.py (TileLang's JIT, compiles in parallel). 4 v-heads all on the fallback, one
 # sequence of 32768 tokens (16 segments), then 8 v-heads half on the fallback at 8192 tokens (16 segments of 512).
 # Needs .carry/peers.tar.xz.
 set -uo pipefail
@@ -11,7 +11,7 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
 nvidia-smi --query-gpu=name --format=csv,noheader
 install_peers
-VARIANTS="split32 rs rs_thr rs_direct rs_egthr rs_egdirect rs_nostore"
+VARIANTS="split32 split32_nostore rs rs_thr rs_direct rs_egthr rs_egdirect rs_nostore"
 T0=$(date +%s)
 for v in $VARIANTS; do  # the JIT compiles in parallel, into TileLang's cache
   PYTHONPATH=/tmp/peers timeout 200 python3 benchmarks/walk_bench.py --compile-only --variants "$v" \

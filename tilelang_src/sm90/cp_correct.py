@@ -33,7 +33,7 @@ from common.walk_dims import correction_dims
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
                         threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False,
-                        skip_warm: bool = False, products: int = 3, split_m: bool = False):
+                        skip_warm: bool = False, products: int = 3, split_m: bool = False, store_s: bool = True):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
@@ -54,7 +54,8 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     `warmup` = 2 (its bf16 high and low parts in the two halves of M's fp32 slot of cp_out, common/bf16_split.py
     split_slots), by TMA into one of two buffer pairs, so a step splits only S_j: no pass over M's 128 x 128 fp32
     elements in shared memory per step (the host launches the warm-up pass with 2 exactly when it takes this
-    variant, csrc/ops/gdn_common.cpp). The same bits as the split here (the same rounding of the same values)."""
+    variant, csrc/ops/gdn_common.cpp). The same bits as the split here (the same rounding of the same values).
+    store_s = False: S_{j+1} not written (a diagnostic for benchmarks/walk_bench.py: what the store costs a step)."""
     assert products in (1, 2, 3) and (products == 3 or not split_acc)
     assert not split_m or (prefetch and tma and products == 3 and not split_acc), "split_m: TMA prefetch, 3 products"
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
@@ -284,6 +285,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                     T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
                 for a, b in T.Parallel(K, BV):
                     s_frag[a, b] += T.if_then_else(plan < 0, ms_frag[a, b], 0.0)
-                T.copy(s_frag, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV])
+                if store_s:
+                    T.copy(s_frag, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV])
 
     return gdn_cp_correct
