@@ -18,9 +18,14 @@ jj + 1 is read from shared memory into registers (transposed) while step jj's pr
 through a shared tile and one TMA store (the tiles are swizzled: the threads read E and write S transposed). The same
 three products (hi hi + hi lo + lo hi) as cp_correct.py, added in another order (onto E instead of E plus their sum):
 the results agree with the 32-wide walk's within the CP tolerance (tests/test_walk_rs_gpu.py; passed on an H100 in
-the 44th session, before the tiles were swizzled).
+the 44th session, and in the 45th with the swizzled tiles and with the e_global / direct-store options).
 
 BV = 64: one warpgroup's m64 rows, two CTAs per head and sequence (the 32-wide walk runs four).
+
+Measured (H100, 45th session, benchmarks/walk_bench.py, benchmarks/results/s45/README.md): 2.83 us per step against
+the default 32-wide split walk's 2.40; without its store of S_{j+1} (a diagnostic) 1.11. Every form of the store
+(`store` below) costs the step about 1.7 us, and E in registers (`e_global`) is slower still: both are options for
+finding out why, the wheel builds the defaults.
 """
 
 import tilelang.language as T
