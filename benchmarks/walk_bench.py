@@ -52,7 +52,8 @@ VARIANTS = {
     "rs_eg": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True)),
     "rs_egloads": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, products=0, store="none")),
     # S_{j+1} stored without the TMA store (s45_2: 1.7 us of a step): through out_s and the threads' 16-byte copies, or
-    # from the registers, each with E by TMA or in registers (then no proxy fence in a step)
+    # from the registers, each with E by TMA or in registers (with E in registers and direct stores no proxy fence is
+    # left in a step)
     "rs_thr": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store="threads")),
     "rs_direct": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(store="direct")),
     "rs_egthr": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(e_global=True, store="threads")),

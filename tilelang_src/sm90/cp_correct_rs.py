@@ -48,11 +48,11 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
     three steps ahead (the shared memory E's two tiles took). store: how S_{j+1} reaches cp_h0: "tma" (through out_s
     and one TMA store, waited at the next step), "threads" (through out_s, then copied out by the threads with 16-byte
     loads and stores: no TMA store to wait for) or "direct" (each thread's 64 values stored from its registers). With
-    e_global and a store by the threads no proxy fence is left in a step (s45_2: the fence waits for E's loads in
-    flight). Diagnostics for benchmarks/walk_bench.py
-    only, wrong results by design: products = 0 (no split, no products: S_{j+1} = E_j, the loads' and stores' chain
-    alone), store = "none" (S_{j+1} not written), load_ml = False (M's low half never loaded: with products = 0, the
-    time of a step against the bytes it loads)."""
+    e_global and store = "direct" no proxy fence is left in a step (TileLang's InjectFenceProxy adds its own wherever a
+    step writes shared memory by the threads). Diagnostics for benchmarks/walk_bench.py only, wrong results by design:
+    products = 0 (no split, no products: S_{j+1} = E_j, the loads' and stores' chain alone), store = "none" (S_{j+1}
+    not written), load_ml = False (M's low half never loaded: with products = 0, the time of a step against the bytes
+    it loads)."""
     assert load_ml or not products, "load_ml = False only without products"
     assert not (e_first and e_global), "e_first orders E's TMA load, which e_global has none of"
     assert store in ("tma", "threads", "direct", "none")
@@ -129,7 +129,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
             else:
                 T.annotate_layout({e_s: make_swizzled_layout(e_s), out_s: make_swizzled_layout(out_s)})
             s_frag = T.alloc_fragment((BV, K), accum)  # S^T, the products' accumulator
-            e_frag = T.alloc_fragment((BV, K), accum)  # the step's E^T, read ahead from e_s
+            e_frag = T.alloc_fragment((BV, K), accum)  # the step's E^T, read ahead (from e_s, or global memory)
             sh_frag = T.alloc_fragment((BV, K), half)  # S^T's bf16 parts: the products' A operands
             sl_frag = T.alloc_fragment((BV, K), half)
             bar_mh = T.alloc_barrier([32] * depth)
