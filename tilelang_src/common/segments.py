@@ -19,6 +19,20 @@ from common.seq_index import seq_bound
 
 
 @T.macro
+def walk_span(cu_seqlens, n, num_tokens, seg_tokens, BT, first: T.Ref, last_j: T.Ref):
+    """For a correction kernel's CTA of sequence n (sm90/cp_correct.py, cp_correct_rs.py): first <- the sequence's
+    first segment slot, last_j <- its walk's last step (num_segs - 2); returns num_segs. first and last_j are int32
+    variables of the caller, not expressions: TileLang would inline the divisions (64-bit, with their floor-rounding
+    fix-ups) into the offset of every load and store of the walk's loop."""
+    seq_start = seq_bound(cu_seqlens, n, num_tokens)
+    seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
+    num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
+    first = seq_start // seg_tokens + n
+    last_j = num_segs - 2
+    return num_segs
+
+
+@T.macro
 def grid_row(bx, warmup, num_segs, fallback_first: bool):
     """The CTA row that grid row bx of a pass runs. The warm-up pass launches 2 num_segs rows, the end states (or
     gradients) [0, num_segs) and the transition matrices [num_segs, 2 num_segs); blocks start in the order of their
@@ -66,6 +80,17 @@ def load_state(frag, src, n, hv, v0, state_v_first, K, BV):
             frag[a, b] = src[n, hv, v0 + b, a]
     else:
         T.copy(src[n, hv, 0:K, v0:v0 + BV], frag)
+
+
+@T.macro
+def load_state_t(frag, src, n, hv, v0, state_v_first, K, rows):
+    """frag [rows, K] <- load_state's columns transposed, S^T's rows v0 .. v0 + rows: the start state of the walkers
+    that keep S^T in registers (common/state_walk.py, sm90/cp_correct_rs.py)."""
+    if state_v_first != 0:
+        T.copy(src[n, hv, v0:v0 + rows, 0:K], frag)
+    else:
+        for a, b in T.Parallel(rows, K):
+            frag[a, b] = src[n, hv, b, v0 + a]
 
 
 @T.macro

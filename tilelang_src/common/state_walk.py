@@ -9,6 +9,7 @@ parameter bound to a symbolic dimension renames it, and the kernel's signature w
 import tilelang.language as T
 
 from common.bf16_split import store_split_slot
+from common.segments import load_state_t
 
 
 @T.macro
@@ -21,11 +22,7 @@ def load_start_state(s_frag, rows, K, vg, hv, seg, n, is_m, n_iter, has_prev, wa
         for a, b in T.Parallel(rows, K):
             s_frag[a, b] = cp_h0[seg, hv, b, vg + a]
     elif use_h0 != 0 and n < num_seqs:
-        if state_v_first != 0:
-            T.copy(h0[n, hv, vg:vg + rows, 0:K], s_frag)
-        else:
-            for a, b in T.Parallel(rows, K):
-                s_frag[a, b] = h0[n, hv, b, vg + a]
+        load_state_t(s_frag, h0, n, hv, vg, state_v_first, K, rows)
     else:
         T.clear(s_frag)
 

@@ -26,8 +26,7 @@ import tilelang.language as T
 
 from common.bf16_split import split_slots, store_split
 from common.grid_dependency import grid_dependency
-from common.segments import load_state
-from common.seq_index import seq_bound
+from common.segments import load_state, walk_span
 from common.walk_dims import correction_dims
 
 
@@ -179,15 +178,9 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             grid_dependency(pdl)
             v0 = vb * BV
             tx = T.get_thread_binding()
-            seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
-            num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
-            # a variable, not an expression: TileLang would inline the division (64-bit, with its
-            # floor-rounding fix-ups) into the offset of every load and store of the loop below
             first = T.alloc_var("int32", init=0)
-            first = seq_start // seg_tokens + n
-            last_j = T.alloc_var("int32", init=0)  # the walk's last step (for the same reason)
-            last_j = num_segs - 2
+            last_j = T.alloc_var("int32", init=0)
+            num_segs = walk_span(cu_seqlens, n, num_tokens, seg_tokens, BT, first, last_j)
 
             if split_m:  # M_j's high and low parts, two buffer pairs (step jj uses pair jj % 2)
                 mh_s = T.alloc_shared((2, K, K), half)

@@ -33,7 +33,7 @@ from tilelang.layout import make_swizzled_layout
 
 from common.bf16_split import split_slots
 from common.grid_dependency import grid_dependency
-from common.seq_index import seq_bound
+from common.segments import load_state_t, walk_span
 from common.walk_dims import correction_dims
 
 
@@ -106,14 +106,9 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
             grid_dependency(pdl)
             v0 = vb * BV
             tx = T.get_thread_binding()
-            seq_start = seq_bound(cu_seqlens, n, num_tokens)
-            seq_end = T.max(seq_bound(cu_seqlens, n + 1, num_tokens), seq_start)
-            num_segs = T.ceildiv(T.ceildiv(seq_end - seq_start, BT), seg_tokens // BT)
-            # variables, not expressions (cp_correct.py: else TileLang inlines the divisions into every offset)
             first = T.alloc_var("int32", init=0)
-            first = seq_start // seg_tokens + n
             last_j = T.alloc_var("int32", init=0)
-            last_j = num_segs - 2
+            num_segs = walk_span(cu_seqlens, n, num_tokens, seg_tokens, BT, first, last_j)
             num_steps = T.alloc_var("int32", init=0)
             num_steps = T.max(num_segs - 1, 0)
 
@@ -147,11 +142,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - 2, 2), hv, v0, 2, mh_s, ml_s, e_s,
                       bar_mh, bar_ml, bar_e, tx)
             if use_h0 != 0:
-                if state_v_first != 0:
-                    T.copy(h0[n, hv, v0:v0 + BV, 0:K], s_frag)
-                else:
-                    for a, c in T.Parallel(BV, K):
-                        s_frag[a, c] = h0[n, hv, c, v0 + a]
+                load_state_t(s_frag, h0, n, hv, v0, state_v_first, K, BV)
             else:
                 T.clear(s_frag)
             if num_steps > 0:
