@@ -166,6 +166,34 @@ profile_walk_widths() {
   done
 }
 
+# walk_bench_compile "VARIANTS": benchmarks/walk_bench.py's variants compiled by TileLang's JIT in parallel, each
+# `--compile-only` in a process of its own, into TileLang's cache (with the carried peers' TileLang: install_peers
+# first), so that walk_bench_run finds them there; prints the count and a failed compile's log tail (45th session)
+walk_bench_compile() {
+  local t0 v
+  t0=$(date +%s)
+  for v in $1; do
+    PYTHONPATH=/tmp/peers timeout 200 python3 benchmarks/walk_bench.py --compile-only --variants "$v" \
+      > "$OUT/compile_$v.log" 2>&1 &
+  done
+  wait
+  # shellcheck disable=SC2086
+  echo "compiled in $(( $(date +%s) - t0 )) s: $(cat "$OUT"/compile_*.log | grep -c ': compiled') of $(echo $1 | wc -w)"
+  for v in $1; do grep -q ": compiled" "$OUT/compile_$v.log" || { echo "== $v"; tail -5 "$OUT/compile_$v.log"; }; done
+}
+
+# walk_bench_run "VARIANTS" LIMIT_S LOG [WALK_BENCH_ARGS...]: one timed walk_bench.py run of the variants within
+# LIMIT_S into $OUT/LOG; prints its table (45th session)
+walk_bench_run() {
+  local variants=$1 limit=$2 log=$3
+  shift 3
+  # shellcheck disable=SC2086
+  PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout "$limit" python3 benchmarks/walk_bench.py "$@" --variants $variants \
+    > "$OUT/$log" 2>&1
+  echo "walk_bench $* rc=$?"
+  grep -v "TileLang\|Warning\|^$" "$OUT/$log" | tail -12 | cut -c1-160
+}
+
 # peer_table MODE HEADS LIMIT_S [BENCH_ARGS]: bench_gdn.py --mode MODE with the carried peers (scripts/gpu_bench.sh) at
 # HEADS, every mix unless BENCH_ARGS name others, within LIMIT_S; its table and JSON into $OUT as
 # H200_MODE_HEADS.{md,json}; prints the run's table (the first in the file) and its summary

@@ -11,16 +11,5 @@ OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader
 install_peers
 VARIANTS="split32 rs rs_efirst rs_eg rs_loads rs_nostore rs_loadsonly rs_loadshi rs_egloads"
-T0=$(date +%s)
-for v in $VARIANTS; do  # the JIT compiles in parallel, into TileLang's cache
-  PYTHONPATH=/tmp/peers timeout 200 python3 benchmarks/walk_bench.py --compile-only --variants "$v" \
-    > "$OUT/compile_$v.log" 2>&1 &
-done
-wait
-echo "compiled in $(( $(date +%s) - T0 )) s: $(cat "$OUT"/compile_*.log | grep -c ': compiled') of $(echo $VARIANTS | wc -w)"
-# shellcheck disable=SC2086
-PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout "${1:-300}" python3 benchmarks/walk_bench.py --heads 4 --tokens 32768 \
-  --fallback-heads 4 --variants $VARIANTS > "$OUT/walk_bench.log" 2>&1
-echo "walk_bench rc=$?"
-grep -v "TileLang\|Warning\|^$" "$OUT/walk_bench.log" | tail -12 | cut -c1-160
-for v in $VARIANTS; do grep -q ": compiled" "$OUT/compile_$v.log" || { echo "== $v"; tail -5 "$OUT/compile_$v.log"; }; done
+walk_bench_compile "$VARIANTS"
+walk_bench_run "$VARIANTS" "${1:-300}" walk_bench.log --heads 4 --tokens 32768 --fallback-heads 4
