@@ -191,7 +191,7 @@ walk_bench_run() {
   PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout "$limit" python3 benchmarks/walk_bench.py "$@" --variants $variants \
     > "$OUT/$log" 2>&1
   echo "walk_bench $* rc=$?"
-  grep -v "TileLang\|Warning\|^$" "$OUT/$log" | tail -12 | cut -c1-160
+  grep -v "TileLang\|Warning\|^$" "$OUT/$log" | tail -16 | cut -c1-160
 }
 
 # peer_table MODE HEADS LIMIT_S [BENCH_ARGS]: bench_gdn.py --mode MODE with the carried peers (scripts/gpu_bench.sh) at
