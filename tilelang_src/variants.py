@@ -163,13 +163,12 @@ EXTRA_HELPER_PROGRAMS = {
     "sm90": [("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=32, tma=True),
               (("bv", 32),)),
              ("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90",
-              dict(K=128, V=128, BT=64, BV=32, tma=True, split_m=True, store_late=True), (("bv", 32), ("split_m", 1))),
+              dict(K=128, V=128, BT=64, BV=32, tma=True, split_m=True), (("bv", 32), ("split_m", 1))),
              # the 64-wide walk on split transitions with S^T in registers (FLASHQLA_WALK_BV=64 takes it unless
-             # FLASHQLA_WALK_SPLIT_M=0; written in the 44th session). Its e_global option measured slower in the 45th
-             # session (benchmarks/results/s45/README.md); S_{j+1} stored from the registers after the step's block
-             # barrier, with no proxy fence in the step (46th session: the fence waited for the stores before it)
-             ("gdn_cp_correct", "sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90",
-              dict(K=128, V=128, BT=64, BV=64, store="direct_late", war_fence=False), (("bv", 64), ("split_m", 1))),
+             # FLASHQLA_WALK_SPLIT_M=0; written in the 44th session). Its e_global and store options measured slower
+             # in the 45th session (benchmarks/results/s45/README.md): built with neither
+             ("gdn_cp_correct", "sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", dict(K=128, V=128, BT=64, BV=64),
+              (("bv", 64), ("split_m", 1))),
              # the scan (FLASHQLA_CP_SCAN=1) on A kept split, its operands by TMA all at once (the one that runs with
              # the scan unless FLASHQLA_WALK_SPLIT_M=0; written in the 44th session)
              ("gdn_cp_scan", "sm90.cp_scan_split", "gdn_cp_scan_split_sm90", dict(K=128, V=128, BT=64, BV=64),

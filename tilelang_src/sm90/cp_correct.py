@@ -32,8 +32,7 @@ from common.walk_dims import correction_dims
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
                         threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False,
-                        skip_warm: bool = False, products: int = 3, split_m: bool = False, store_s: bool = True,
-                        store_late: bool = False):
+                        skip_warm: bool = False, products: int = 3, split_m: bool = False, store_s: bool = True):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
@@ -55,13 +54,9 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     split_slots), by TMA into one of two buffer pairs, so a step splits only S_j: no pass over M's 128 x 128 fp32
     elements in shared memory per step (the host launches the warm-up pass with 2 exactly when it takes this
     variant, csrc/ops/gdn_common.cpp). The same bits as the split here (the same rounding of the same values).
-    store_s = False: S_{j+1} not written (a diagnostic for benchmarks/walk_bench.py: what the store costs a step).
-    store_late (with split_m): S_{j+1} stored at step j + 1, after its split's proxy fence, not at the end of step j (the
-    fence lowers to MEMBAR.ALL.CTA, which waits until the thread's global stores just issued have completed); the
-    last state after the loop."""
+    store_s = False: S_{j+1} not written (a diagnostic for benchmarks/walk_bench.py: what the store costs a step)."""
     assert products in (1, 2, 3) and (products == 3 or not split_acc)
     assert not split_m or (prefetch and tma and products == 3 and not split_acc), "split_m: TMA prefetch, 3 products"
-    assert not store_late or split_m, "store_late: the split walk's order"
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
@@ -254,8 +249,6 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                     proxy_fence()
                     # S's halves are written; the other pair was last read by step jj - 1's products: M_{j+1} may land
                     T.sync_threads()
-                    if store_late and store_s and jj > 0:  # S_j, the step before's result, split and fenced above
-                        T.copy(s_frag, cp_h0[slot + reverse, hv, 0:K, v0:v0 + BV])
                     if jj + 1 < num_steps:
                         fetch_split_m(cp_out, NSEG + first + j + 1 - 2 * reverse, hv, 1 - buf, mh_s, ml_s, bar_mh,
                                       bar_ml, tx)
@@ -285,10 +278,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                     T.copy(cp_out[slot, hv, 0:K, v0:v0 + BV], s_frag)
                 for a, b in T.Parallel(K, BV):
                     s_frag[a, b] += T.if_then_else(plan < 0, ms_frag[a, b], 0.0)
-                if store_s and not store_late:
+                if store_s:
                     T.copy(s_frag, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV])
-            if store_late and store_s and num_steps > 0:  # the last step's result
-                T.copy(s_frag, cp_h0[first + T.if_then_else(reverse != 0, last_j - num_steps + 1, num_steps - 1) + 1
-                                     - reverse, hv, 0:K, v0:v0 + BV])
 
     return gdn_cp_correct

@@ -39,7 +39,7 @@ from common.walk_dims import correction_dims
 
 def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, pdl: bool = False,
                            e_first: bool = False, e_global: bool = False, products: int = 3, store: str = "tma",
-                           load_ml: bool = True, war_fence: bool = True, e_late: bool = False):
+                           load_ml: bool = True, reload: bool = True):
     """The walk with S^T in one warpgroup's registers; the launcher's signature is cp_correct.py's (the host passes
     the same arguments). 224 KB of shared memory: two buffers of M's halves and of E, and S's store tile.
     e_first: a step's fetch issues E before M's halves (E_{j+1} is read during step j, M_{j+1} only at step j + 1's
@@ -47,24 +47,21 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
     straight into registers during step j (no shared tile, no mbarrier), and M's halves in three buffers, fetched
     three steps ahead (the shared memory E's two tiles took). store: how S_{j+1} reaches cp_h0: "tma" (through out_s
     and one TMA store, waited at the next step), "threads" (through out_s, then copied out by the threads with 16-byte
-    loads and stores: no TMA store to wait for) or "direct" (each thread's 64 values stored from its registers, before the step's proxy fence) or "direct_late" (the
-    same after the fence, the block barrier and the next fetch: `fence.proxy.async` lowers to MEMBAR.ALL.CTA, which
-    waits for the thread's global stores in flight). war_fence = False: no proxy fence for the threads' reads of E's
-    tile before its TMA refill (a write-after-read across proxies, which CUTLASS's TMA pipelines order by the mbarrier
-    alone); the fence stays where the threads write out_s. e_late (with e_global): E_{j+1}'s loads issued after the
-    step's products (before them the products' wgmma fence may wait for the loads in flight). With
+    loads and stores: no TMA store to wait for) or "direct" (each thread's 64 values stored from its registers). With
     e_global and store = "direct" no proxy fence is left in a step (TileLang's InjectFenceProxy adds its own wherever a
     step writes shared memory by the threads). Diagnostics for benchmarks/walk_bench.py only, wrong results by design:
     products = 0 (no split, no products: S_{j+1} = E_j, the loads' and stores' chain alone), store = "none" (S_{j+1}
-    not written), load_ml = False (M's low half never loaded: with products = 0, the time of a step against the bytes
-    it loads)."""
+    not written; ptxas then drops the products whose results nothing reads: 3 HGMMA of 24 in its SASS, so it times the
+    loads, 46th session), store = "final" (only the last state written, from the registers: the chain of products
+    kept), load_ml = False (M's low half never loaded: with products = 0, the time of a step against the bytes it
+    loads), reload = False (only the first `depth` steps' operands fetched, later steps multiply by stale tiles: the
+    step without its loads)."""
     assert load_ml or not products, "load_ml = False only without products"
     assert not (e_first and e_global), "e_first orders E's TMA load, which e_global has none of"
-    assert store in ("tma", "threads", "direct", "direct_late", "none")
-    assert not e_late or e_global, "e_late orders e_global's loads"
+    assert store in ("tma", "threads", "direct", "none", "final")
     # a generic-proxy access in a step that the async proxy must see ordered: the threads' reads of E's tile before
     # its TMA refill, their writes of out_s before the TMA store
-    fence = store in ("tma", "threads") or (war_fence and not e_global)
+    fence = not e_global or store == "tma"
     depth = 3 if e_global else 2  # M's buffers: step jj's in buffer jj % depth, fetched at step jj - depth's end
     assert BV == 64, "S^T [BV, K] is one warpgroup's m64 rows"
     assert products in (0, 3), "3, or 0 to time the chain without its products"
@@ -170,24 +167,23 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                         sh_frag[a, c] = T.cast(s_frag[a, c], half)
                         sl_frag[a, c] = T.cast(s_frag[a, c] - T.cast(T.cast(s_frag[a, c], half), accum), half)
                 T.copy(e_frag, s_frag)
-                if e_global and not e_late and jj + 1 < num_steps:  # the next step's E^T, in flight under this step
+                if e_global and jj + 1 < num_steps:  # the next step's E^T, its loads in flight under this step
                     for a, c in T.Parallel(BV, K):
                         e_frag[a, c] = cp_out[first + T.if_then_else(reverse != 0, j - 1, j + 1), hv, c, v0 + a]
                 # waited on every path, as cp_correct.py's skip_warm does: a buffer is refilled only after its last
                 # copy landed, so the barriers' phases do not depend on the plan
-                T.barrier_wait(bar_mh[buf], (jj // depth) % 2)
-                if load_ml:
-                    T.barrier_wait(bar_ml[buf], (jj // depth) % 2)
+                if reload or jj < depth:
+                    T.barrier_wait(bar_mh[buf], (jj // depth) % 2)
+                    if load_ml:
+                        T.barrier_wait(bar_ml[buf], (jj // depth) % 2)
                 if products and plan < 0:
                     # S_{j+1}^T = E_j^T + S_j^T M_j^T as hi hi + lo hi + hi lo
                     T.wgmma_gemm(sh_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
                     T.wgmma_gemm(sl_frag, mh_s[buf, :, :], s_frag, transpose_B=True)
                     T.wgmma_gemm(sh_frag, ml_s[buf, :, :], s_frag, transpose_B=True)
-                if e_global and e_late and jj + 1 < num_steps:  # the next step's E^T, issued under the products
-                    for a, c in T.Parallel(BV, K):
-                        e_frag[a, c] = cp_out[first + T.if_then_else(reverse != 0, j - 1, j + 1), hv, c, v0 + a]
                 if not e_global and jj + 1 < num_steps:  # the next step's E^T, under the products
-                    T.barrier_wait(bar_e[1 - buf], ((jj + 1) // 2) % 2)
+                    if reload or jj + 1 < depth:
+                        T.barrier_wait(bar_e[1 - buf], ((jj + 1) // 2) % 2)
                     for a, c in T.Parallel(BV, K):
                         e_frag[a, c] = e_s[1 - buf, c, a]
                 T.wait_wgmma(0)
@@ -197,7 +193,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                 # S_{j+1} to cp_h0 through out_s, once the step before's store (TMA, or the threads) has read it
                 if store == "tma" and tx < 32:
                     T.tma_store_wait()
-                if store not in ("direct", "direct_late"):
+                if store not in ("direct", "final"):
                     T.sync_threads()
                 if store in ("tma", "threads"):
                     for a, c in T.Parallel(BV, K):
@@ -212,12 +208,13 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                     T.tma_copy(out_s, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV], leader_scope_threads=32)
                 if store == "threads":
                     T.copy(out_s, cp_h0[slot + 1 - reverse, hv, 0:K, v0:v0 + BV], disable_tma=True)
-                if jj + depth < num_steps:
+                if reload and jj + depth < num_steps:
                     fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - depth, jj + depth), hv, v0, buf,
                           mh_s, ml_s, e_s, bar_mh, bar_ml, bar_e, tx)
-                if store == "direct_late":
-                    for a, c in T.Parallel(BV, K):
-                        cp_h0[slot + 1 - reverse, hv, c, v0 + a] = s_frag[a, c]
+            if store == "final" and num_steps > 0:
+                for a, c in T.Parallel(BV, K):
+                    cp_h0[first + T.if_then_else(reverse != 0, last_j - num_steps + 1, num_steps), hv, c, v0 + a] = \
+                        s_frag[a, c]
             if store == "tma" and tx < 32:
                 T.tma_store_wait()  # the last store has read out_s before the block's shared memory goes
 
