@@ -32,7 +32,8 @@ from common.walk_dims import correction_dims
 
 def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, prefetch: bool = True,
                         threads: int = 128, tma: bool = False, split_acc: bool = False, pdl: bool = False,
-                        skip_warm: bool = False, products: int = 3, split_m: bool = False, store_s: bool = True):
+                        skip_warm: bool = False, products: int = 3, split_m: bool = False, store_s: bool = True,
+                        m_depth: int = 2):
     """prefetch: M_{j+1} and E_{j+1} by cp.async during step j (96 KB more shared memory: 192 KB in all, so
     off for the sm120 family, whose blocks get at most 99 KB; there each step loads its own M and E).
     threads: 128 (one warpgroup) or 256 (two, each with half of every product and elementwise pass; measured
@@ -54,9 +55,12 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
     split_slots), by TMA into one of two buffer pairs, so a step splits only S_j: no pass over M's 128 x 128 fp32
     elements in shared memory per step (the host launches the warm-up pass with 2 exactly when it takes this
     variant, csrc/ops/gdn_common.cpp). The same bits as the split here (the same rounding of the same values).
-    store_s = False: S_{j+1} not written (a diagnostic for benchmarks/walk_bench.py: what the store costs a step)."""
+    store_s = False: S_{j+1} not written (a diagnostic for benchmarks/walk_bench.py: what the store costs a step).
+    m_depth (split_m): buffer pairs for M's parts; step jj fetches step jj + m_depth - 1's M, so with 3 a transition
+    matrix has two steps to land instead of one (224 KB of shared memory at BV = 32)."""
     assert products in (1, 2, 3) and (products == 3 or not split_acc)
     assert not split_m or (prefetch and tma and products == 3 and not split_acc), "split_m: TMA prefetch, 3 products"
+    assert m_depth == 2 or (split_m and m_depth == 3), "m_depth 3: the split walk's buffers"
     assert not split_acc or threads == 256, "three accumulators of K x BV fp32 need two warpgroups' registers"
     NV = V // BV
     HV, N1, NS, NSEG, NGRID = correction_dims()  # common/walk_dims.py
@@ -182,9 +186,9 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
             last_j = T.alloc_var("int32", init=0)
             num_segs = walk_span(cu_seqlens, n, num_tokens, seg_tokens, BT, first, last_j)
 
-            if split_m:  # M_j's high and low parts, two buffer pairs (step jj uses pair jj % 2)
-                mh_s = T.alloc_shared((2, K, K), half)
-                ml_s = T.alloc_shared((2, K, K), half)
+            if split_m:  # M_j's high and low parts, m_depth buffer pairs (step jj uses pair jj % m_depth)
+                mh_s = T.alloc_shared((m_depth, K, K), half)
+                ml_s = T.alloc_shared((m_depth, K, K), half)
             else:
                 mh_s = T.alloc_shared((K, K), half)
                 ml_s = T.alloc_shared((K, K), half)
@@ -208,12 +212,15 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                 bar_m = T.alloc_barrier(32) if tma and not split_m else None
                 bar_e = T.alloc_barrier(32) if tma else None
                 if split_m:  # one barrier per buffer and half
-                    bar_mh = T.alloc_barrier([32, 32])
-                    bar_ml = T.alloc_barrier([32, 32])
+                    bar_mh = T.alloc_barrier([32] * m_depth)
+                    bar_ml = T.alloc_barrier([32] * m_depth)
                 if num_steps > 0:
                     j0 = T.if_then_else(reverse != 0, last_j, 0)
                     if split_m:
                         fetch_split_m(cp_out, NSEG + first + j0, hv, 0, mh_s, ml_s, bar_mh, bar_ml, tx)
+                        if m_depth == 3 and num_steps > 1:
+                            fetch_split_m(cp_out, NSEG + first + T.if_then_else(reverse != 0, last_j - 1, 1), hv, 1,
+                                          mh_s, ml_s, bar_mh, bar_ml, tx)
                     else:
                         fetch(cp_out[NSEG + first + j0, hv, 0:K, 0:K], m32_s, bar_m, tx)
                     fetch(cp_out[first + j0, hv, 0:K, v0:v0 + BV], e_s, bar_e, tx)
@@ -238,20 +245,21 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                         T.sync_threads()  # everyone's
                 m_next = cp_out[NSEG + first + j + 1 - 2 * reverse, hv, 0:K, 0:K]  # M_{j+1}, for the prefetch
                 if split_m:
-                    buf = jj % 2
-                    T.barrier_wait(bar_mh[buf], (jj // 2) % 2)
-                    T.barrier_wait(bar_ml[buf], (jj // 2) % 2)
+                    buf = jj % m_depth
+                    T.barrier_wait(bar_mh[buf], (jj // m_depth) % 2)
+                    T.barrier_wait(bar_ml[buf], (jj // m_depth) % 2)
                     if skip_warm:
                         if plan < 0:
                             split_s(sh_s, sl_s, s_frag)
                     else:
                         split_s(sh_s, sl_s, s_frag)
                     proxy_fence()
-                    # S's halves are written; the other pair was last read by step jj - 1's products: M_{j+1} may land
+                    # S's halves are written; pair (jj - 1) % m_depth was last read by step jj - 1's products: step
+                    # jj + m_depth - 1's M may land there
                     T.sync_threads()
-                    if jj + 1 < num_steps:
-                        fetch_split_m(cp_out, NSEG + first + j + 1 - 2 * reverse, hv, 1 - buf, mh_s, ml_s, bar_mh,
-                                      bar_ml, tx)
+                    if jj + m_depth - 1 < num_steps:
+                        fetch_split_m(cp_out, NSEG + first + j + (m_depth - 1) * (1 - 2 * reverse), hv,
+                                      (jj + m_depth - 1) % m_depth, mh_s, ml_s, bar_mh, bar_ml, tx)
                     if skip_warm:
                         if plan < 0:
                             multiply(mh_s[buf, :, :], ml_s[buf, :, :], sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
