@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Forty-sixth session, call 3: the register walk's step with its products kept (rs_nostore's SASS held 3 of its 24
 # HGMMA: it timed the loads): rs_final (only the last state stored) and rs_noload (no loads after the first two
-# steps) beside rs, rs_loadsonly, split32, split32_nostore and split32_d3 (M fetched two steps ahead) (walk_bench.py, TileLang's JIT); then the peer tables on
-# HEAD's wheel: on an H200 the forward at (16, 64) and (32, 32) (issue 4's card, with FlashInfer's published H200
-# times), on an H100 the training step at (16, 32) (speed plan item 2). Needs .carry/flashqla-*.whl and
-# .carry/peers.tar.xz. Under 10 minutes.
+# steps) beside rs, rs_loadsonly, split32, split32_nostore and split32_d3 (M fetched two steps ahead), in
+# walk_bench.py (TileLang's JIT); then the peer tables on 6f19fa3's wheel: on an H200 the forward at (16, 64) and
+# (32, 32) (issue 4's card, with FlashInfer's published H200 times), on an H100 the training step at (16, 32) (speed
+# plan item 2). Needs .carry/flashqla-*.whl and .carry/peers.tar.xz. Under 10 minutes.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
