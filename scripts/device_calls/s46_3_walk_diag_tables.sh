@@ -18,10 +18,8 @@ install_ab_wheel 6f19fa3
 VARIANTS="split32 split32_d3 split32_nostore rs rs_final rs_noload rs_loadsonly"
 walk_bench_compile "$VARIANTS"
 walk_bench_run "$VARIANTS" 90 walk_bench.log --heads 4 --tokens 32768 --fallback-heads 4
-walk_bench_run "$VARIANTS" 60 walk_bench8.log --heads 8 --tokens 8192 --seg-tokens 512
 echo "elapsed $(( $(date +%s) - T0 )) s"
 run_pytest "$OUT/pytest_walks.log" 120 gpu tests/test_walk_split_gpu.py tests/test_cp_gpu.py
-profile_walk_widths 1x32768 40
 echo "elapsed $(( $(date +%s) - T0 )) s"
 for mode in bwd fwd; do
   AB_TIMEOUT=45 ab_runs $mode "4,8 2,4" "1x8192 1x32768 8192x4" old=/tmp/site_6f19fa3 d3=/tmp/site \
@@ -30,6 +28,9 @@ for mode in bwd fwd; do
   python3 scripts/device_calls/ab_ratio.py $mode "d3=$OUT/ab_${mode}_d3.json" old="$OUT/ab_${mode}_old.json" \
     old2="$OUT/ab_${mode}_old2.json" | cut -c1-120
 done
+echo "elapsed $(( $(date +%s) - T0 )) s"
+walk_bench_run "$VARIANTS" 60 walk_bench8.log --heads 8 --tokens 8192 --seg-tokens 512
+profile_walk_widths 1x32768 40
 echo "elapsed $(( $(date +%s) - T0 )) s"
 case "$GPU" in *H200*) peer_table fwd 16,64 150 "--libs flashqla,fla,flash_qla" ;; esac
 echo "elapsed $(( $(date +%s) - T0 )) s"
