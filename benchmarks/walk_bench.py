@@ -38,7 +38,7 @@ VARIANTS = {
     "tma1p": ("gdn_cp_correct_sm90", dict(tma=True, products=1)),
     # the 45th session: the default walk since the 43rd (32 wide, M split by the warm-up pass), the register walk
     # (cp_correct_rs.py, 64 wide) with E fetched after or before M, and the register walk's chain without its products
-    # or without its store of S (diagnostics: what the loads and the store cost in a step)
+    # or without its store of S (diagnostics; rs_nostore loses its products too, see rs_final below)
     "split32": ("gdn_cp_correct_sm90", dict(tma=True, BV=32, split_m=True)),
     "split32_nostore": ("gdn_cp_correct_sm90", dict(tma=True, BV=32, split_m=True, store_s=False)),
     "rs": ("sm90.cp_correct_rs", "gdn_cp_correct_rs_sm90", {}),

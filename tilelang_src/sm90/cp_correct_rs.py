@@ -22,10 +22,11 @@ the 44th session, and in the 45th with the swizzled tiles and with the e_global 
 
 BV = 64: one warpgroup's m64 rows, two CTAs per head and sequence (the 32-wide walk runs four).
 
-Measured (H100, 45th session, benchmarks/walk_bench.py, benchmarks/results/s45/README.md): 2.83 us per step against
-the default 32-wide split walk's 2.40; without its store of S_{j+1} (a diagnostic) 1.11. Every form of the store
-(`store` below) costs the step about 1.7 us, and E in registers (`e_global`) is slower still: both are options for
-finding out why, the wheel builds the defaults.
+Measured (H100, 45th and 46th sessions, benchmarks/walk_bench.py, benchmarks/results/s45/ and s46/README.md): 2.83
+us per step against the default 32-wide split walk's 2.40. The 45th session's "without its store 1.11 us" was ptxas
+dropping the products that nothing read (store = "none": 3 of 24 HGMMA left), and no form of the store (`store`
+below), nor a step without any proxy fence, made the step shorter; E in registers (`e_global`) is slower. The
+options stay for walk_bench.py's diagnostics; the wheel builds the defaults.
 """
 
 import tilelang.language as T
