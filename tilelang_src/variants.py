@@ -158,13 +158,13 @@ HELPER_PROGRAMS = {
 # The same walk loading the transition matrices already split into bf16 high and low parts (split_m: no split of M's
 # 128 x 128 fp32 per step; the warm-up pass stores them so when the host launches it with warmup = 2):
 # the default since the 43rd session (FLASHQLA_WALK_SPLIT_M=0 the plain walk): on an H100 the backward 0.979x and the
-# forward 0.978x the plain walk's time by geomean (benchmarks/results/s43/README.md). Its M fetched two steps ahead
-# (m_depth = 3: three buffer pairs, 224 KB of shared memory) since the 46th session
+# forward 0.978x the plain walk's time by geomean (benchmarks/results/s43/README.md). M fetched two steps ahead
+# (m_depth = 3) measured no faster (46th session, H200: walk 2.42 against 2.43 us per step, the backward 1.000x)
 EXTRA_HELPER_PROGRAMS = {
     "sm90": [("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90", dict(K=128, V=128, BT=64, BV=32, tma=True),
               (("bv", 32),)),
              ("gdn_cp_correct", "sm90.cp_correct", "gdn_cp_correct_sm90",
-              dict(K=128, V=128, BT=64, BV=32, tma=True, split_m=True, m_depth=3), (("bv", 32), ("split_m", 1))),
+              dict(K=128, V=128, BT=64, BV=32, tma=True, split_m=True), (("bv", 32), ("split_m", 1))),
              # the 64-wide walk on split transitions with S^T in registers (FLASHQLA_WALK_BV=64 takes it unless
              # FLASHQLA_WALK_SPLIT_M=0; written in the 44th session). Its e_global and store options measured slower
              # in the 45th session (benchmarks/results/s45/README.md): built with neither
