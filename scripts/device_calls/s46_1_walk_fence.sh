@@ -5,6 +5,8 @@
 # (walk_bench.py): the stores after the fence (rs_dlate, split32_late), no fence where the threads write no shared
 # memory (rs_dnf, rs_dlate_nf, rs_nostore_nf), E's loads into registers after the products (rs_egl, rs_egldirect),
 # beside s45's split32, split32_nostore, rs, rs_direct, rs_nostore. Needs .carry/peers.tar.xz.
+# Its variants were removed in 6f19fa3 (no faster): run it at 32044ba. Never ran as such (no machine came); s46_2
+# ran its walk_bench part.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh

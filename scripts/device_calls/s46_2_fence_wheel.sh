@@ -5,6 +5,7 @@
 # 1x32768, and the backward by wheel against 6b834e9's (the 45th session's default walk: .carry/ab/6b834e9.zip), the
 # old wheel before and after; then, on an H200 with time left, the forward beside FLA and FlashQLA at (16, 64).
 # Needs .carry/flashqla-*.whl, .carry/ab/6b834e9.zip and .carry/peers.tar.xz. Under 10 minutes.
+# Its variants were removed in 6f19fa3 (no faster): run it at 1db41a9 (32044ba's kernels).
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh

@@ -262,7 +262,7 @@ def gdn_cp_correct_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 64, 
                     if jj + m_depth - 1 < num_steps:
                         # (1 - buf with two pairs: the generated code as before m_depth)
                         fetch_split_m(cp_out, NSEG + first + j + (m_depth - 1) * (1 - 2 * reverse), hv,
-                                      1 - buf if m_depth == 2 else (jj + 2) % 3, mh_s, ml_s, bar_mh, bar_ml, tx)
+                                      1 - buf if m_depth == 2 else (jj + m_depth - 1) % m_depth, mh_s, ml_s, bar_mh, bar_ml, tx)
                     if skip_warm:
                         if plan < 0:
                             multiply(mh_s[buf, :, :], ml_s[buf, :, :], sh_s, sl_s, ms_frag, ms2_frag, ms3_frag)
