@@ -141,16 +141,26 @@ ab_runs() {
   python3 scripts/device_calls/ms_table.py "$mode" "${tables[@]}"
 }
 
-# ab_base_ratio MODE "HEADS" "MIXES" LABEL SETTINGS: ab_runs of the installed wheel as base, LABEL (with SETTINGS,
-# VAR=VALUE[,VAR=VALUE]) and base again (walk, LABEL, walk2: their JSON in $OUT/ab_MODE_*.json, the table in
-# $OUT/ab_MODE.txt), then ab_ratio.py's LABEL over the mean of the two base runs, per shape and by geomean (44th session)
-ab_base_ratio() {
-  local mode=$1 heads=$2 mixes=$3 label=$4 setting=$5
-  AB_TIMEOUT=${AB_TIMEOUT:-60} ab_runs "$mode" "$heads" "$mixes" walk=/tmp/site "$label=/tmp/site:$setting" \
-    walk2=/tmp/site > "$OUT/ab_$mode.txt"
+# ab_ratio_table MODE "HEADS" "MIXES" BASE=SITE[:SETTINGS] CAND=SITE[:SETTINGS] ...: ab_runs of BASE, the candidates and
+# BASE again (labelled BASE2), each within AB_TIMEOUT (default 60) seconds (their JSON in $OUT/ab_MODE_*.json, the table
+# in $OUT/ab_MODE.txt); prints the runs' rc, then ab_ratio.py's each candidate over the mean of BASE's two runs, per
+# shape and by geomean (44th session; by wheel in the 46th)
+ab_ratio_table() {
+  local mode=$1 heads=$2 mixes=$3 base=$4 b=${4%%=*} spec c
+  shift 4
+  AB_TIMEOUT=${AB_TIMEOUT:-60} ab_runs "$mode" "$heads" "$mixes" "$base" "$@" "${b}2=${base#*=}" > "$OUT/ab_$mode.txt"
   grep "rc=" "$OUT/ab_$mode.txt" | tr '\n' ' '; echo
-  python3 scripts/device_calls/ab_ratio.py "$mode" "$label=$OUT/ab_${mode}_$label.json" walk="$OUT/ab_${mode}_walk.json" \
-    walk2="$OUT/ab_${mode}_walk2.json" | cut -c1-120
+  for spec in "$@"; do
+    c=${spec%%=*}
+    python3 scripts/device_calls/ab_ratio.py "$mode" "$c=$OUT/ab_${mode}_$c.json" "$b=$OUT/ab_${mode}_$b.json" \
+      "${b}2=$OUT/ab_${mode}_${b}2.json" | cut -c1-120
+  done
+}
+
+# ab_base_ratio MODE "HEADS" "MIXES" LABEL SETTINGS: ab_ratio_table of the installed wheel as base (walk, walk2) and
+# LABEL, the same wheel with SETTINGS (VAR=VALUE[,VAR=VALUE])
+ab_base_ratio() {
+  ab_ratio_table "$1" "$2" "$3" walk=/tmp/site "$4=/tmp/site:$5"
 }
 
 # profile_walk_widths "MIXES" LIMIT_S: profile_kernels.py at (2, 4) with FLASHQLA_WALK_BV=32 and 64 (the installed

@@ -21,13 +21,8 @@ echo "elapsed $(( $(date +%s) - T0 )) s"
 run_pytest "$OUT/pytest_walks.log" 150 gpu tests/test_walk_rs_gpu.py tests/test_walk_split_gpu.py tests/test_cp_gpu.py
 profile_walk_widths 1x32768 40
 echo "elapsed $(( $(date +%s) - T0 )) s"
-AB_TIMEOUT=45 ab_runs bwd "4,8 2,4" "1x8192 1x32768 8192x4" old=/tmp/site_6b834e9 new=/tmp/site \
-  new_rs=/tmp/site:FLASHQLA_WALK_BV=64 old2=/tmp/site_6b834e9 > "$OUT/ab_bwd.txt"
-grep "rc=" "$OUT/ab_bwd.txt" | tr '\n' ' '; echo
-for c in new new_rs; do
-  python3 scripts/device_calls/ab_ratio.py bwd "$c=$OUT/ab_bwd_$c.json" old="$OUT/ab_bwd_old.json" \
-    old2="$OUT/ab_bwd_old2.json" | cut -c1-120
-done
+AB_TIMEOUT=45 ab_ratio_table bwd "4,8 2,4" "1x8192 1x32768 8192x4" old=/tmp/site_6b834e9 new=/tmp/site \
+  new_rs=/tmp/site:FLASHQLA_WALK_BV=64
 echo "elapsed $(( $(date +%s) - T0 )) s"
 walk_bench_run "$VARIANTS" 90 walk_bench8.log --heads 8 --tokens 8192 --seg-tokens 512
 echo "elapsed $(( $(date +%s) - T0 )) s"

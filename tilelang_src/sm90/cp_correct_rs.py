@@ -93,6 +93,12 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                            leader_scope_threads=32)
                 T.barrier_arrive(bar_e[buf])
 
+    @T.macro
+    def store_state_t(cp_h0, row, hv, v0, s_frag):
+        """S^T's registers into cp_h0's row `row` (store = "direct" each step, "final" after the walk)."""
+        for a, c in T.Parallel(BV, K):
+            cp_h0[row, hv, c, v0 + a] = s_frag[a, c]
+
     @T.prim_func
     def gdn_cp_correct(
         cu_seqlens: T.Tensor((N1,), "int32"),
@@ -189,8 +195,7 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                         e_frag[a, c] = e_s[1 - buf, c, a]
                 T.wait_wgmma(0)
                 if store == "direct":
-                    for a, c in T.Parallel(BV, K):
-                        cp_h0[slot + 1 - reverse, hv, c, v0 + a] = s_frag[a, c]
+                    store_state_t(cp_h0, slot + 1 - reverse, hv, v0, s_frag)
                 # S_{j+1} to cp_h0 through out_s, once the step before's store (TMA, or the threads) has read it
                 if store == "tma" and tx < 32:
                     T.tma_store_wait()
@@ -213,9 +218,8 @@ def gdn_cp_correct_rs_sm90(K: int = 128, V: int = 128, BT: int = 64, BV: int = 6
                     fetch(cp_out, first + T.if_then_else(reverse != 0, last_j - jj - depth, jj + depth), hv, v0, buf,
                           mh_s, ml_s, e_s, bar_mh, bar_ml, bar_e, tx)
             if store == "final" and num_steps > 0:
-                for a, c in T.Parallel(BV, K):
-                    cp_h0[first + T.if_then_else(reverse != 0, last_j - num_steps + 1, num_steps), hv, c, v0 + a] = \
-                        s_frag[a, c]
+                store_state_t(cp_h0, first + T.if_then_else(reverse != 0, last_j - num_steps + 1, num_steps), hv, v0,
+                              s_frag)
             if store == "tma" and tx < 32:
                 T.tma_store_wait()  # the last store has read out_s before the block's shared memory goes
 
