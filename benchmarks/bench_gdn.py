@@ -6,6 +6,7 @@ FlashInfer, each when importable, in one process on one GPU.
     python benchmarks/bench_gdn.py --mode fwd --heads 2,8 16,64 --mixes 1x32768 8192x4
     python benchmarks/bench_gdn.py --mode fwdbwd --heads 16,32 --mixes 1x8192 1x32768
     python benchmarks/bench_gdn.py --mode bwd                       # the published backward shapes
+    python benchmarks/bench_gdn.py --mode fwd --skip-done run1.json # what run1 (cut short) did not measure
 
 Inputs follow reference/anchors.md: packed varlen (B = 1, int32 cu_seqlens), q and k l2-normalized
 bf16, v bf16, g = logsigmoid(randn)/16 fp32 with a quarter of the heads at g = 0, beta fp32, h0 fp32,
@@ -298,6 +299,17 @@ def shape_list(args):
     return [(names.get(h, f"h{h[0]}/{h[1]}"), m, h[0], h[1], parse_lengths(m)) for h in heads for m in mixes]
 
 
+def drop_done(shapes: list, runs: list[dict], mode: str) -> list:
+    """shape_list's entries that none of the earlier runs measured (a row with a flashqla time counts as measured;
+    the runs must be of `mode`)."""
+    done = set()
+    for run in runs:
+        if run["mode"] != mode:
+            raise ValueError(f"--skip-done: a {run['mode']} run given to a {mode} run")
+        done |= {(r["seqlens"], r["h_qk"], r["h_v"]) for r in run["rows"] if "flashqla" in r["ms"]}
+    return [s for s in shapes if (s[1], s[2], s[3]) not in done]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", choices=["fwd", "bwd", "fwdbwd"], default="fwd",
@@ -313,6 +325,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
+    ap.add_argument("--skip-done", nargs="+", default=None, metavar="JSON",
+                    help="leave out the shapes that these earlier runs' JSON (of the same mode) already measured: a "
+                         "table too long for one device call goes on in the next, and --render joins the runs")
     ap.add_argument("--render", nargs="+", default=None, metavar="JSON",
                     help="write --md from the JSON of earlier runs instead of measuring; several runs (e.g. one "
                          "head configuration per device call) of the same commit, mode and GPU become one table")
@@ -339,7 +354,11 @@ def main() -> int:
     stand_in = published_flashinfer() if mode == "fwd" and "flashinfer" not in libs else {}
     shown = list(libs) + (["flashinfer_pub"] if stand_in else [])
     rows = []
-    for model, mix, hqk, hv, lengths in shape_list(args):
+    shapes = shape_list(args)
+    if args.skip_done:
+        shapes = drop_done(shapes, [json.loads(Path(p).read_text()) for p in args.skip_done], mode)
+        print(f"[bench] {len(shapes)} shapes left after --skip-done", flush=True)
+    for model, mix, hqk, hv, lengths in shapes:
         x = make_inputs(lengths, hqk, hv)
         T, N = sum(lengths), len(lengths)
         row = {"model": model, "seqlens": mix, "h_qk": hqk, "h_v": hv, "ms": {}, "graph": {},

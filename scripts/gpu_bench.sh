@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One device call for benchmarks: install the wheel and the peer bundle carried in .carry/, run
 # profile_kernels.py and bench_gdn.py with the arguments given, results under $OUT.
-#   bash scripts/gpu_bench.sh [--profile "<args>"] [--fwd "<args>"] [--bwd "<args>"] [--fwdbwd "<args>"]
-# Each step has its own time limit (FQ_BENCH_TIMEOUT, default 300 s) so one slow step leaves the others.
+#   bash scripts/gpu_bench.sh [--warm "<args>"] [--profile "<args>"] [--fwd "<args>"] [--bwd "<args>"] [--fwdbwd "<args>"]
+# Each step has its own time limit (FQ_BENCH_TIMEOUT, default 300 s) so one slow step leaves the others. --warm runs
+# benchmarks/warm_peers.py with its args (the peers' first-use compiles in parallel processes, into the caches below,
+# within FQ_WARM_TIMEOUT, default 240 s; its workers' logs in $OUT/warm/) before the steps after it.
 set -uo pipefail
 OUT=${OUT:-/tmp/flashqla_out}
 # FQ_TMP: the folder for the installed wheel, the peers and their caches (one per concurrent run, e.g. one per GPU)
@@ -26,13 +28,18 @@ declare -A steps=()
 order=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --profile|--fwd|--bwd|--fwdbwd) steps[${1#--}]="$2"; order+=("${1#--}"); shift 2;;
+    --warm|--profile|--fwd|--bwd|--fwdbwd) steps[${1#--}]="$2"; order+=("${1#--}"); shift 2;;
     *) echo "unknown $1"; exit 2;;
   esac
 done
 for step in "${order[@]}"; do
   t0=$(date +%s)
-  if [ "$step" = profile ]; then
+  if [ "$step" = warm ]; then
+    limit=${FQ_WARM_TIMEOUT:-240}
+    timeout $((limit + 30)) python3 benchmarks/warm_peers.py ${steps[$step]} --timeout "$limit" --log-dir "$OUT/warm" \
+      2>&1 | grep -v Warning > "$OUT/warm.log"
+    tail -12 "$OUT/warm.log"
+  elif [ "$step" = profile ]; then
     timeout ${FQ_BENCH_TIMEOUT:-300} python3 benchmarks/profile_kernels.py ${steps[$step]} 2>&1 | grep -v Warning \
       > "$OUT/profile.log"
   else
