@@ -359,6 +359,7 @@ def main() -> int:
         shapes = drop_done(shapes, [json.loads(Path(p).read_text()) for p in args.skip_done], mode)
         print(f"[bench] {len(shapes)} shapes left after --skip-done", flush=True)
     for model, mix, hqk, hv, lengths in shapes:
+        t_row = time.time()
         x = make_inputs(lengths, hqk, hv)
         T, N = sum(lengths), len(lengths)
         row = {"model": model, "seqlens": mix, "h_qk": hqk, "h_v": hv, "ms": {}, "graph": {},
@@ -386,7 +387,7 @@ def main() -> int:
         if ours:
             row["pct_floor"] = 100 * row["floor_ms"] / ours
         rows.append(row)
-        print(format_row(row, shown), flush=True)
+        print(format_row(row, shown) + f" | {time.time() - t_row:.1f} s", flush=True)  # (the shape's wall time)
         write_results(args, info, rows, shown)  # after every row: a run cut short keeps what it measured
     print(summary(rows))
     return 0
