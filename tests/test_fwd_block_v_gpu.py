@@ -1,5 +1,6 @@
-"""The fused forward's two V-slice widths on the GPU (sm90 family): BV = 64 (two CTAs per head and
-segment) and BV = 128 (one; one S~ buffer and one X buffer), forced through FLASHQLA_FWD_BLOCK_V, each
+"""The fused forward's V-slice widths on the GPU (sm90 family): BV = 64 (two CTAs per head and
+segment), BV = 128 (one; one S~ buffer and one X buffer) and BV = 32 (four; never chosen by the plan, only
+forced), forced through FLASHQLA_FWD_BLOCK_V, each
 against the float64 reference and against each other, on the shapes whose code paths differ: partial
 chunks and the padding tail, sequences of length 0 and 1, initial and final states in both layouts, fp16,
 context parallelism (warm-up pass and exact fallback) and the backward (the override also reaches its state
@@ -51,34 +52,37 @@ def test_widths_match_reference_and_each_other(case, state_v_first, monkeypatch)
                      state_v_first=state_v_first)
     o_ref, ht_ref = forward_reference(p, cu, lengths, state_v_first)
     outs = {}
-    for block_v in (128, 64):
+    for block_v in (128, 64, 32):
         out = forward(p, cu, monkeypatch, block_v, state_v_first)
         check_packed_forward(out, o_ref, ht_ref, p["initial_state"], lengths,
                              f"{case} BV={block_v} v_first={state_v_first}")
         outs[block_v] = out
-    assert rel_err(outs[128].o, outs[64].o.double()) <= TOL_WIDTHS
-    assert rel_err(outs[128].final_state, outs[64].final_state.double()) <= TOL_WIDTHS
+    for block_v in (128, 32):
+        assert rel_err(outs[block_v].o, outs[64].o.double()) <= TOL_WIDTHS, f"o at BV={block_v} against 64"
+        assert rel_err(outs[block_v].final_state, outs[64].final_state.double()) <= TOL_WIDTHS, \
+            f"final_state at BV={block_v} against 64"
 
 
 @needs_wide
+@pytest.mark.parametrize("block_v", [128, 32])
 @pytest.mark.parametrize("gate", ["strong", "mild"])
 @pytest.mark.parametrize("cp_segment_chunks", [1, 3, -1])
-def test_wide_with_context_parallelism(cp_segment_chunks, gate, monkeypatch):
-    """BV = 128 through the warm-up pass (decaying heads) and the transition-matrix fallback (g = 0 heads)."""
+def test_wide_with_context_parallelism(cp_segment_chunks, gate, block_v, monkeypatch):
+    """BV = 128 and 32 through the warm-up pass (decaying heads) and the transition-matrix fallback (g = 0 heads)."""
     lengths = [3000, 1, 0, 700, 64, 5000]
     cu = ragged_cu_seqlens(lengths, DEV)
     p = make_problem(1, sum(lengths) + 90, 2, 8, device=DEV, gate=gate, N=len(lengths))
     o_ref, ht_ref = gdn_chunk_ref(p["q"], p["k"], p["v"], p["g"], p["beta"], initial_state=p["initial_state"],
                                   output_final_state=True, cu_seqlens=cu)
-    out = forward(p, cu, monkeypatch, 128, cp_segment_chunks=cp_segment_chunks)
-    what = f"BV=128 cp_segment_chunks={cp_segment_chunks} gate={gate}"
+    out = forward(p, cu, monkeypatch, block_v, cp_segment_chunks=cp_segment_chunks)
+    what = f"BV={block_v} cp_segment_chunks={cp_segment_chunks} gate={gate}"
     assert record("o", rel_err(out.o, o_ref), what) <= TOL["o"], what
     assert record("final_state", rel_err(out.final_state, ht_ref), what) <= TOL["final_state"], what
     assert torch.all(out.o[0, sum(lengths):] == 0), f"{what}: padding tail not zero"
 
 
 @needs_wide
-@pytest.mark.parametrize("block_v", [128, 64])
+@pytest.mark.parametrize("block_v", [128, 64, 32])
 def test_backward_through_either_width(block_v, monkeypatch):
     """Autograd with the forward (and the backward's state recompute, which stores S~ per chunk through the
     storer warp) forced to one width: every gradient against the float64 chunked backward."""

@@ -65,8 +65,17 @@ inline int env_setting_of_two(const char* name, int a, int b, int unset) {
   return std::stoi(v);
 }
 
-// FLASHQLA_FWD_BLOCK_V (read on every call): 64 or 128 forces the fused forward's V-slice width, 0 when unset
-inline int fwd_block_v_override() { return env_setting_of_two("FLASHQLA_FWD_BLOCK_V", 64, 128, 0); }
+// FLASHQLA_FWD_BLOCK_V (read on every call): 32, 64 or 128 forces the fused forward's V-slice width, 0 when unset; any
+// other value fails the call naming the variable. 32 (four CTAs per head and segment) exists in the sm90 family only
+// and is never chosen by the plan (47th session: written to be measured where BV = 64 leaves SMs idle)
+inline int fwd_block_v_override() {
+  const char* s = std::getenv("FLASHQLA_FWD_BLOCK_V");
+  if (s == nullptr || s[0] == '\0') return 0;
+  const std::string v = s;
+  STD_TORCH_CHECK(v == "32" || v == "64" || v == "128", "flashqla: FLASHQLA_FWD_BLOCK_V must be 32, 64 or 128, got '",
+                  v, "'");
+  return std::stoi(v);
+}
 
 // FLASHQLA_WALK_BV (read on every call): 32 or unset runs context parallelism's correction walk (cp_correct.py) with a
 // 32-wide V slice where the build has that variant (sm90; four CTAs per head and sequence, half the products each;

@@ -150,6 +150,7 @@ SegmentPlan plan_bwd_fused(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen,
 
 FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
                  bool allow_bv128, int forced_block_v) {
+  if (forced_block_v == 32) return FwdPlan{32, plan_segments(T, N, HV, max_seqlen, 4, sms, cp_segment_chunks, kModel)};
   const FwdPlan narrow{64, plan_segments(T, N, HV, max_seqlen, 2, sms, cp_segment_chunks, kModel)};
   if (forced_block_v == 64 || (forced_block_v == 0 && !allow_bv128)) return narrow;
   const FwdPlan wide{128, plan_segments(T, N, HV, max_seqlen, 1, sms, cp_segment_chunks, kModel)};

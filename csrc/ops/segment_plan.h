@@ -47,7 +47,8 @@ SegmentPlan plan_bwd_fused(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen,
 
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
 // kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where allowed and the model
-// prices it lower by CP's margin (kMinGain); forced_block_v (64 or 128; 0: none) overrides the choice.
+// prices it lower by CP's margin (kMinGain); forced_block_v (32, 64 or 128; 0: none) overrides the choice
+// (32: four CTAs per head and segment, never chosen by the model).
 // Measured on an H200 (ablate.py, fwd against fwd128, o stored; benchmarks/results/H200_fwd_bv128.md): 1.6-1.8
 // (4.45-4.71 against 2.65-2.76 us per chunk), 1.64-1.68 since the W fix (3.10-3.24 against 1.85-1.98). 1.75 with
 // CP's margin keeps BV = 64 where CP splits a few long sequences, where the model's CP estimate is coarse.

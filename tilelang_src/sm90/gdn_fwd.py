@@ -87,13 +87,14 @@ def gdn_fwd_sm90(
     # warm-up took 38 us on an H100 in the backward's recompute, the state gradient's 57 us; not yet measured)
     fallback_first: bool = False,
 ):
-    assert V % BV == 0 and BV in (64, 128)
+    assert V % BV == 0 and BV in (32, 64, 128)
     assert not (z_in_kernel and z_from_ring), "z_from_ring reads the prep's Z"
     NV = V // BV
-    # S~ and X buffers: two at BV = 64; one at BV = 128 (one CTA per head and segment, for calls whose heads
-    # fill the SMs), whose ring, S~ and W would not fit the 227 KB of shared memory otherwise
-    NST = 2 if BV == 64 else 1
-    STAGE_O = stage_o and BV == 64
+    # S~ and X buffers: two at BV = 64 (and 32: four CTAs per head and segment, where the heads leave SMs idle); one at
+    # BV = 128 (one CTA per head and segment, for calls whose heads fill the SMs), whose ring, S~ and W would not fit
+    # the 227 KB of shared memory otherwise
+    NST = 2 if BV <= 64 else 1
+    STAGE_O = stage_o and BV <= 64
     # at BV = 128 there is no room for o_s: O(i) of a full chunk goes to W(i)'s stage, which WG2 has read (Z W) and
     # WG0 has read (X^T W: WG0 then arrives on w_read, which WG2 waits for), and one thread of WG2 stores it by TMA;
     # WG2 frees the stage (w_free, WG2's alone here) once the TMA has read it, or at once without o: WG1 waits on
