@@ -365,6 +365,11 @@ SPECS = {
     "fwd128th": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
                      params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True), fix=[],
                      last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
+    # the 32-wide slice (47th session; the sm90 row that FLASHQLA_FWD_BLOCK_V=32 forces): against fwd_soth on the same
+    # inputs, the chain's period at half the products' width (four CTAs per head instead of two)
+    "fwd32_soth": dict(file=SRC / "sm90" / "gdn_fwd.py", factory="gdn_fwd_sm90",
+                       params=dict(dtype="bfloat16", K=128, V=128, BT=64, BV=32, stage_o=True, tma_h=True), fix=[],
+                       last_param="", ablations={}, inputs=fwd_inputs, combos=[], unit="us/chunk", variants=["cur"]),
     # the chunk prep at up to 4 v-heads per CTA (the op's choice: the largest divisor of the group up to the spec's
     # vpc), with the sm90 family's parameters (A and Z by TMA); variant `base` is the kernel file of --base-dir
     # (another commit's prep, e.g. the per-v-head one of ebdf7e6, which ignores vpc)

@@ -6,7 +6,7 @@
 # default again (ab_ratio_table): the forward at the shapes where one segment per sequence leaves half the SMs idle at
 # BV = 64 ((32, 32), (16, 32), (8, 24) single sequences of 2048-8192 tokens: 48-64 CTAs), then few-head multi-sequence
 # and context-parallel ones, then the training step (the backward's state recompute at the forced width too). Needs
-# .carry/flashqla-*.whl (built with the BV = 32 row) and .carry/COMMIT. About 5 minutes.
+# .carry/flashqla-*.whl (built with the BV = 32 row), .carry/COMMIT and .carry/peers.tar.xz. About 7 minutes.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
@@ -14,6 +14,12 @@ T0=$(date +%s)
 nvidia-smi --query-gpu=name --format=csv,noheader
 install_wheel
 run_pytest "$OUT/pytest_bv32.log" 150 gpu tests/test_fwd_block_v_gpu.py
+echo "elapsed $(( $(date +%s) - T0 )) s"
+# the kernel alone (TileLang's JIT from the carried peers): us per chunk at BV = 32 against 64, one 8192-token sequence
+install_peers
+PYTHONPATH=/tmp/peers PYTHONUNBUFFERED=1 timeout 150 python3 benchmarks/ablate.py --kernels fwd_soth fwd32_soth \
+  --variants cur --heads 32,32 16,16 2,8 --tokens 8192 --rounds 5 > "$OUT/ablate_bv32.log" 2>&1
+echo "ablate rc=$?"; grep -v "TileLang\|^$\|Warning" "$OUT/ablate_bv32.log" | tail -12 | cut -c1-160
 echo "elapsed $(( $(date +%s) - T0 )) s"
 AB_TIMEOUT=60 ab_ratio_table fwd "32,32 16,32 8,24" "1x8192 1x4096 1x2048" plan=/tmp/site \
   bv32=/tmp/site:FLASHQLA_FWD_BLOCK_V=32
