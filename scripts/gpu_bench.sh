@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for benchmarks: install the wheel and the peer bundle carried in .carry/, run
 # profile_kernels.py and bench_gdn.py with the arguments given, results under $OUT.
-#   bash scripts/gpu_bench.sh [--warm "<args>"] [--profile "<args>"] [--fwd "<args>"] [--bwd "<args>"] [--fwdbwd "<args>"]
+#   bash scripts/gpu_bench.sh [--warm "<args>"] [--profile "<args>"] [--fwd "<args>"] [--bwd "<args>"]
+#     [--fwdbwd "<args>"]
 # Each step has its own time limit (FQ_BENCH_TIMEOUT, default 300 s) so one slow step leaves the others. --warm runs
 # benchmarks/warm_peers.py with its args (the peers' first-use compiles in parallel processes, into the caches below,
 # within FQ_WARM_TIMEOUT, default 240 s; its workers' logs in $OUT/warm/) before the steps after it.

@@ -6,9 +6,9 @@
 # 8k and 32k tokens). Each call first compiles the peers' kernels for the shapes left in parallel processes
 # (benchmarks/warm_peers.py: one per head configuration, within FQ_WARM_TIMEOUT s, default 200), then times the shapes
 # left in one process (bench_gdn.py --skip-done) until DEADLINE_S (default 560) from its start. The shapes left: those
-# that no JSON in PARTS_DIR (default benchmarks/results/s47) of the installed wheel's commit measured. Commit each call's
-# returned JSON there (MODE_all_part_N.json); `python benchmarks/bench_gdn.py --render PARTS_DIR/MODE_all_part_*.json
-# --md ...` then makes the one table. Needs .carry/flashqla-*.whl, .carry/COMMIT and .carry/peers.tar.xz.
+# that no JSON in PARTS_DIR (default benchmarks/results/s47) of the installed wheel's commit measured. Commit each
+# call's returned JSON there (MODE_all_part_N.json); `python benchmarks/bench_gdn.py --render
+# PARTS_DIR/MODE_all_part_*.json --md ...` then makes the one table. Needs .carry/flashqla-*.whl, .carry/COMMIT and .carry/peers.tar.xz.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
@@ -35,7 +35,8 @@ part=$(( $(ls "$parts_dir"/"$mode"_all_part_*.json 2>/dev/null | wc -l) + 1 ))
 left=$(( ${DEADLINE_S:-560} - ($(date +%s) - T0) - ${FQ_WARM_TIMEOUT:-200} - 40 ))
 rm -rf /tmp/o_all
 FQ_TMP=/tmp/g0 FQ_WARM_TIMEOUT=${FQ_WARM_TIMEOUT:-200} FQ_BENCH_TIMEOUT=$left OUT=/tmp/o_all bash scripts/gpu_bench.sh \
-  --warm "--mode $mode --libs flash_qla,fla --jobs 9 $shapes $skip" --"$mode" "--libs flashqla,fla,flash_qla $shapes $skip"
+  --warm "--mode $mode --libs flash_qla,fla --jobs 9 $shapes $skip" \
+  --"$mode" "--libs flashqla,fla,flash_qla $shapes $skip"
 if [ -f "/tmp/o_all/H200_$mode.json" ]; then
   cp "/tmp/o_all/H200_$mode.json" "$OUT/${mode}_all_part_$part.json"
   cp "/tmp/o_all/H200_$mode.md" "$OUT/${mode}_all_part_$part.md"
