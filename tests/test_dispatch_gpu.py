@@ -66,3 +66,37 @@ def test_chunk_gradient_variant_by_group(H, HV, gmax, monkeypatch):
         assert f"_gmax{gmax}_" in name, name
     else:
         assert "_gmax" not in name, name
+
+
+def _fwd_kernel_names(p: dict, train: bool) -> list[str]:
+    """The fused-forward kernels (gdn_fwd, not the prep-free or register-operand ones) a call launches, in launch
+    order (torch.profiler): the forward alone without gradients, or a training step (forward, then the backward's
+    state recompute)."""
+    leaves = {n: p[n].clone().requires_grad_(train) for n in ("q", "k", "v", "g", "beta")}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        o, ht = flashqla.chunk_gated_delta_rule(**leaves, initial_state=p["initial_state"], output_final_state=True,
+                                                cu_seqlens=p.get("cu_seqlens"))
+        if train:
+            torch.autograd.backward([o, ht], [torch.randn_like(o), torch.randn_like(ht)])
+        torch.cuda.synchronize()
+    assert torch.isfinite(o).all()
+    events = sorted((e for e in prof.events() if "gdn_fwd_sm" in e.name), key=lambda e: e.time_range.start)
+    return [e.name for e in events]
+
+
+def test_forward_width_where_the_heads_leave_sms_idle(monkeypatch):
+    # one segment per sequence (cp_segment_chunks is left to the plan; 2048 tokens at 8 v-heads are one segment) and
+    # N * HV * 4 <= the SM count: the forward takes the 32-wide slice where the build has it for this GPU's family,
+    # the backward's state recompute (which stores the chunk states) the 64-wide one; FLASHQLA_FWD_BLOCK_V=64 keeps 64
+    major, minor = torch.cuda.get_device_capability()
+    has = any(k["kernel"] == "gdn_fwd" and k["key"].get("bv") == 32 and k["family"] == f"sm{major}{minor}"
+              and k["arch"] == f"sm_{major}{minor}a" for k in flashqla.build_manifest()["kernels"])
+    p = make_problem(1, 2048, 8, 8, device="cuda")
+    monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "0")  # (a prefill on the 128-wide plan would run the prep-free kernel)
+    infer = _fwd_kernel_names(p, train=False)
+    train = _fwd_kernel_names(p, train=True)
+    want = "_bv32" if has else "_bv64"
+    assert len(infer) == 1 and want in infer[0], infer
+    assert len(train) == 2 and want in train[0] and "_bv64" in train[1], train
+    monkeypatch.setenv("FLASHQLA_FWD_BLOCK_V", "64")
+    assert all("_bv64" in n for n in _fwd_kernel_names(p, train=True))

@@ -66,8 +66,8 @@ inline int env_setting_of_two(const char* name, int a, int b, int unset) {
 }
 
 // FLASHQLA_FWD_BLOCK_V (read on every call): 32, 64 or 128 forces the fused forward's V-slice width, 0 when unset; any
-// other value fails the call naming the variable. 32 (four CTAs per head and segment) exists in the sm90 family only
-// and is never chosen by the plan (47th session: written to be measured where BV = 64 leaves SMs idle)
+// other value fails the call naming the variable. 32 (four CTAs per head and segment) and 128 exist in the sm90
+// family only
 inline int fwd_block_v_override() {
   const char* s = std::getenv("FLASHQLA_FWD_BLOCK_V");
   if (s == nullptr || s[0] == '\0') return 0;

@@ -212,17 +212,17 @@ void launch_fused_fwd(const char* op, const GdnDims& d, const Tensor& q, const T
   // the V-slice width: 128 where the model prices it lower and this build has the kernel (the sm90 family), also
   // when the chunk states are stored (out.h: the backward's recompute, save_chunk_states): the storer warp keeps
   // up with BV = 128's one S~ buffer (H200: the recompute 0.401 -> 0.321 ms at (16, 32) 8192x4,
-  // benchmarks/results/H200_chunk_states.md); FLASHQLA_FWD_BLOCK_V=64 or 128 forces it (tests), 32 a 32-wide
-  // slice (four CTAs per head and segment; sm90, to be measured)
+  // benchmarks/results/H200_chunk_states.md); FLASHQLA_FWD_BLOCK_V=32, 64 or 128 forces it (tests)
   const auto* wide = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 128);
   const int forced = fwd_block_v_override();
   STD_TORCH_CHECK(forced != 128 || wide != nullptr, op, ": FLASHQLA_FWD_BLOCK_V=128, but this build has no 128-wide "
                   "forward kernel for this GPU (only the sm90 family has one)");
-  STD_TORCH_CHECK(forced != 32 || find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 32) != nullptr,
-                  op, ": FLASHQLA_FWD_BLOCK_V=32, but this build has no 32-wide forward kernel for this GPU (only the "
-                  "sm90 family has one)");
+  const bool has_bv32 = find_variant_or_null(gdn_fwd_variants, d.device, dtype_key(d.dtype), 32) != nullptr;
+  STD_TORCH_CHECK(forced != 32 || has_bv32, op, ": FLASHQLA_FWD_BLOCK_V=32, but this build has no 32-wide forward "
+                  "kernel for this GPU (only the sm90 family has one)");
+  // 32 where the 64-wide plan leaves half the SMs idle (segment_plan.h), not where the chunk states are stored
   const FwdPlan plan = plan_fwd(d.T, d.N, d.HV, d.max_seqlen, sm_count(d.device), cp_segment_chunks,
-                                wide != nullptr, forced);
+                                wide != nullptr, forced, has_bv32 && out.h == nullptr);
   const auto& fwd = find_variant("gdn_fwd", gdn_fwd_variants, d.device, dtype_key(d.dtype), plan.block_v);
   // the main pass by the register-operand forward of the same width (same launcher signature) where FLASHQLA_FWD_RS
   // asks for it (fwd_rs_requested) and no chunk states are stored (it keeps S~ in registers and has no storer for h)

@@ -149,10 +149,17 @@ SegmentPlan plan_bwd_fused(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen,
 }
 
 FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
-                 bool allow_bv128, int forced_block_v) {
+                 bool allow_bv128, int forced_block_v, bool allow_bv32) {
   if (forced_block_v == 32) return FwdPlan{32, plan_segments(T, N, HV, max_seqlen, 4, sms, cp_segment_chunks, kModel)};
   const FwdPlan narrow{64, plan_segments(T, N, HV, max_seqlen, 2, sms, cp_segment_chunks, kModel)};
-  if (forced_block_v == 64 || (forced_block_v == 0 && !allow_bv128)) return narrow;
+  if (forced_block_v == 64) return narrow;
+  // the 32-wide slice where the 64-wide plan leaves half the SMs idle: one segment per sequence, and four CTAs per
+  // head and sequence still one wave
+  const bool idle_half = !narrow.sp.cp && N * HV * 4 <= sms;
+  if (forced_block_v == 0 && allow_bv32 && idle_half) {
+    return FwdPlan{32, plan_segments(T, N, HV, max_seqlen, 4, sms, 0, kModel)};
+  }
+  if (forced_block_v == 0 && !allow_bv128) return narrow;
   const FwdPlan wide{128, plan_segments(T, N, HV, max_seqlen, 1, sms, cp_segment_chunks, kModel)};
   if (forced_block_v == 128) return wide;
   return wide.sp.cost * kChunkTimeBv128 < narrow.sp.cost * kMinGain ? wide : narrow;  // the same margin as CP's

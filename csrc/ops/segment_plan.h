@@ -47,8 +47,14 @@ SegmentPlan plan_bwd_fused(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen,
 
 // The fused forward's V-slice width, 64 (two CTAs per head and segment) or 128 (one, whose chunk takes
 // kChunkTimeBv128 chunk times of the 64-wide kernel), with its segment plan: 128 where allowed and the model
-// prices it lower by CP's margin (kMinGain); forced_block_v (32, 64 or 128; 0: none) overrides the choice
-// (32: four CTAs per head and segment, never chosen by the model).
+// prices it lower by CP's margin (kMinGain); forced_block_v (32, 64 or 128; 0: none) overrides the choice.
+// 32 (four CTAs per head and segment) where allow_bv32 and the 64-wide plan has one segment per sequence with
+// N * HV * 4 <= sms (half the SMs idle at 64), before the 128-wide choice (which needs the SMs filled). 47th
+// session, H100, flashqla alone (benchmarks/results/s47/README.md): the forward 0.865-0.941x its time at the nine
+// single-sequence shapes of (32, 32), (16, 32), (8, 24) with 2048-8192 tokens, 0.872-0.904x at (2, 8) 8192x4 and
+// 2048x4, (16, 16) and (4, 16) 4096+4096; forced where CP splits sequences or the heads fill the SMs, 1.07-1.37x.
+// The backward's state recompute (which stores the chunk states) keeps 64: the training step at (32, 32) and
+// (16, 32) with both forced to 32 took 1.03-1.06x.
 // Measured on an H200 (ablate.py, fwd against fwd128, o stored; benchmarks/results/H200_fwd_bv128.md): 1.6-1.8
 // (4.45-4.71 against 2.65-2.76 us per chunk), 1.64-1.68 since the W fix (3.10-3.24 against 1.85-1.98). 1.75 with
 // CP's margin keeps BV = 64 where CP splits a few long sequences, where the model's CP estimate is coarse.
@@ -58,6 +64,6 @@ struct FwdPlan {
   SegmentPlan sp;
 };
 FwdPlan plan_fwd(int64_t T, int64_t N, int64_t HV, int64_t max_seqlen, int sms, int64_t cp_segment_chunks,
-                 bool allow_bv128, int forced_block_v);
+                 bool allow_bv128, int forced_block_v, bool allow_bv32 = false);
 
 }  // namespace flashqla
