@@ -190,11 +190,12 @@ EXTRA_PROGRAMS = {
     "sm90": [("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
               dict(K=128, V=128, BT=64, BV=128, stage_o=True, tma_h=True, z_from_ring=True, fallback_first=True),
               (("bv", 128),)),
-             # the fused forward with a 32-wide V slice (four CTAs per head and segment), only where
-             # FLASHQLA_FWD_BLOCK_V=32 forces it (47th session, not yet run on a GPU): where one segment per sequence
-             # leaves half the SMs idle at BV = 64 (19 of the 171 forward shapes, e.g. (32, 32) 1x8192: 64 CTAs), the
-             # chain's products per chunk are half as wide; X (its [BT, K] product does not shrink) may then set the
-             # chunk's period. The BV = 64 row's options
+             # the fused forward with a 32-wide V slice (four CTAs per head and segment): plan_fwd takes it where one
+             # segment per sequence leaves half the SMs idle at BV = 64 (19 of the 171 forward shapes, e.g. (32, 32)
+             # 1x8192: 64 CTAs), except for the backward's state recompute; FLASHQLA_FWD_BLOCK_V=32 forces it. The
+             # chain's products per chunk are half as wide. 47th session, H100 (benchmarks/results/s47/README.md): the
+             # kernel 0.81-0.88x the 64-wide one's time per chunk (ablate.py, o bitwise equal), the op's forward
+             # 0.865-0.941x at 13 such shapes. The BV = 64 row's options
              ("gdn_fwd", "sm90.gdn_fwd", "gdn_fwd_sm90",
               dict(K=128, V=128, BT=64, BV=32, stage_o=True, tma_h=True, fallback_first=True), (("bv", 32),)),
              # the chunk gradient for two v-heads per qk-head (gmax 2: csrc/ops/gdn_bwd.cpp picks the smallest gmax at
