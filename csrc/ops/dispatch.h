@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "common.h"
@@ -54,28 +55,30 @@ const Variant* find_variant_or_null(const Variant (&table)[N], int32_t device, c
   return nullptr;
 }
 
-// A setting from the environment (read on every call) that is one of two integers a and b: its value, or `unset` when
-// unset or empty; any other value fails the call naming the variable ("flashqla: NAME must be a or b, got '...'")
-inline int env_setting_of_two(const char* name, int a, int b, int unset) {
+// A setting from the environment (read on every call) that is one of the integers `allowed`: its value, or `unset` when
+// unset or empty; any other value fails the call naming the variable ("flashqla: NAME must be a, b or c, got '...'")
+inline int env_setting_of(const char* name, std::initializer_list<int> allowed, int unset) {
   const char* s = std::getenv(name);
   if (s == nullptr || s[0] == '\0') return unset;
   const std::string v = s;
-  STD_TORCH_CHECK(v == std::to_string(a) || v == std::to_string(b), "flashqla: ", name, " must be ", a, " or ", b,
-                  ", got '", v, "'");
-  return std::stoi(v);
+  std::string choices;
+  size_t i = 0;
+  for (const int a : allowed) {
+    if (v == std::to_string(a)) return a;
+    choices += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + std::to_string(a);
+    ++i;
+  }
+  STD_TORCH_CHECK(false, "flashqla: ", name, " must be ", choices, ", got '", v, "'");
+  return unset;
 }
+
+// The same for two integers a and b ("flashqla: NAME must be a or b, got '...'")
+inline int env_setting_of_two(const char* name, int a, int b, int unset) { return env_setting_of(name, {a, b}, unset); }
 
 // FLASHQLA_FWD_BLOCK_V (read on every call): 32, 64 or 128 forces the fused forward's V-slice width, 0 when unset; any
 // other value fails the call naming the variable. 32 (four CTAs per head and segment) and 128 exist in the sm90
 // family only
-inline int fwd_block_v_override() {
-  const char* s = std::getenv("FLASHQLA_FWD_BLOCK_V");
-  if (s == nullptr || s[0] == '\0') return 0;
-  const std::string v = s;
-  STD_TORCH_CHECK(v == "32" || v == "64" || v == "128", "flashqla: FLASHQLA_FWD_BLOCK_V must be 32, 64 or 128, got '",
-                  v, "'");
-  return std::stoi(v);
-}
+inline int fwd_block_v_override() { return env_setting_of("FLASHQLA_FWD_BLOCK_V", {32, 64, 128}, 0); }
 
 // FLASHQLA_WALK_BV (read on every call): 32 or unset runs context parallelism's correction walk (cp_correct.py) with a
 // 32-wide V slice where the build has that variant (sm90; four CTAs per head and sequence, half the products each;
