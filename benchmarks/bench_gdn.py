@@ -169,6 +169,18 @@ LIBRARIES = {"flashqla": _flashqla, "flashqla_keep": _flashqla_keep, "fla": _fla
              "flashinfer": _flashinfer}
 
 
+def load_libraries(names: str, tag: str) -> dict:
+    """name -> (version, make) for each comma-separated LIBRARIES name that imports; the others are reported as
+    `[tag] name: not available (...)` and left out."""
+    libs = {}
+    for name in names.split(","):
+        try:
+            libs[name] = LIBRARIES[name]()
+        except Exception as exc:  # noqa: BLE001
+            print(f"[{tag}] {name}: not available ({type(exc).__name__}: {exc})", flush=True)
+    return libs
+
+
 def _training_step(call, x, mode):
     """fwdbwd: one autograd step, forward + backward through `call`, gradients of all six inputs.
     bwd: the backward alone (one forward outside the timed region, its graph kept for every replay)."""
@@ -340,12 +352,7 @@ def main() -> int:
         Path(args.md).write_text(markdown(info, mode, rows, shown))
         return 0
 
-    libs = {}
-    for name in args.libs.split(","):
-        try:
-            libs[name] = LIBRARIES[name]()
-        except Exception as exc:  # noqa: BLE001
-            print(f"[bench] {name}: not available ({type(exc).__name__}: {exc})", flush=True)
+    libs = load_libraries(args.libs, "bench")
     info = versions(libs)
     info["command"] = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
     info["date"] = time.strftime("%Y-%m-%d")

@@ -57,16 +57,11 @@ def run_worker(args) -> int:
 
     import bench_gdn
 
-    libs = {}
-    for name in args.libs.split(","):
-        try:
-            libs[name] = bench_gdn.LIBRARIES[name]()[1]
-        except Exception as exc:  # noqa: BLE001  (not installed: nothing to warm)
-            print(f"[warm] {name}: not available ({type(exc).__name__}: {exc})", flush=True)
+    libs = bench_gdn.load_libraries(args.libs, "warm")  # (not installed: nothing to warm)
     failed = 0
     for model, mix, hqk, hv, lengths in bench_gdn.shape_list(args):
         x = bench_gdn.make_inputs(lengths, hqk, hv)
-        for name, make in libs.items():
+        for name, (_, make) in libs.items():
             t0 = time.time()
             try:
                 fn = make(x, args.mode)

@@ -36,6 +36,14 @@ def test_kernels_run_after_a_failed_selection(monkeypatch):
     assert torch.isfinite(o).all()
 
 
+def _built_for_this_gpu(kernel: str, key: str, value: int) -> bool:
+    """Whether the build has a variant of `kernel` with key[key] == value for this GPU's own family and arch
+    (build_manifest)."""
+    major, minor = torch.cuda.get_device_capability()
+    return any(k["kernel"] == kernel and k["key"].get(key) == value and k["family"] == f"sm{major}{minor}"
+               and k["arch"] == f"sm_{major}{minor}a" for k in flashqla.build_manifest()["kernels"])
+
+
 def _bwd_chunk_kernel_names(H: int, HV: int) -> set[str]:
     """The chunk-gradient kernels a forward + backward at (H, HV) launches (torch.profiler)."""
     p = make_problem(1, 256, H, HV, device="cuda")
@@ -56,9 +64,7 @@ def test_chunk_gradient_variant_by_group(H, HV, gmax, monkeypatch):
     # v-head per qk-head runs the fused backward by default where the build has it: tests/test_fused_bwd_gpu.py; the
     # two passes here)
     monkeypatch.setenv("FLASHQLA_FUSED_BWD", "0")
-    major, minor = torch.cuda.get_device_capability()
-    has = any(k["kernel"] == "gdn_bwd_chunk" and k["key"].get("gmax") == gmax and k["family"] == f"sm{major}{minor}"
-              and k["arch"] == f"sm_{major}{minor}a" for k in flashqla.build_manifest()["kernels"])
+    has = _built_for_this_gpu("gdn_bwd_chunk", "gmax", gmax)
     names = _bwd_chunk_kernel_names(H, HV)
     assert len(names) == 1, names
     name = names.pop()
@@ -88,9 +94,7 @@ def test_forward_width_where_the_heads_leave_sms_idle(monkeypatch):
     # one segment per sequence (cp_segment_chunks is left to the plan; 2048 tokens at 8 v-heads are one segment) and
     # N * HV * 4 <= the SM count: the forward takes the 32-wide slice where the build has it for this GPU's family,
     # the backward's state recompute (which stores the chunk states) the 64-wide one; FLASHQLA_FWD_BLOCK_V=64 keeps 64
-    major, minor = torch.cuda.get_device_capability()
-    has = any(k["kernel"] == "gdn_fwd" and k["key"].get("bv") == 32 and k["family"] == f"sm{major}{minor}"
-              and k["arch"] == f"sm_{major}{minor}a" for k in flashqla.build_manifest()["kernels"])
+    has = _built_for_this_gpu("gdn_fwd", "bv", 32)
     p = make_problem(1, 2048, 8, 8, device="cuda")
     monkeypatch.setenv("FLASHQLA_FWD_NOPREP", "0")  # (a prefill on the 128-wide plan would run the prep-free kernel)
     infer = _fwd_kernel_names(p, train=False)

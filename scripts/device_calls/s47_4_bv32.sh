@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Forty-seventh session, call 4 (written for the next session; no device was lent in the 47th): the fused forward at
-# a 32-wide V slice (gdn_fwd.py BV = 32, four CTAs per head and segment; only where FLASHQLA_FWD_BLOCK_V=32 forces it).
+# Forty-seventh session, call 4 (ran on an H100 late in the session; benchmarks/results/s47/README.md): the fused forward
+# at a 32-wide V slice (gdn_fwd.py BV = 32, four CTAs per head and segment; at d356654 only where
+# FLASHQLA_FWD_BLOCK_V=32 forces it, since 1d6a68a also where the plan takes it).
 # First its GPU tests (tests/test_fwd_block_v_gpu.py: every width against float64 and against BV = 64, with context
 # parallelism, and the backward through each width), then flashqla alone, the default plan against BV = 32 forced, the
 # default again (ab_ratio_table): the forward at the shapes where one segment per sequence leaves half the SMs idle at
