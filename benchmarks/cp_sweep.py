@@ -5,8 +5,8 @@ widths of the forward, to calibrate the host's segment model (csrc/ops/segment_p
     python benchmarks/cp_sweep.py --heads 16,32 2,8 --mixes 1x32768 --cp -1 0 32 64 128 256
 
 -1 is the automatic choice, 0 one segment per sequence, L > 0 segments of L chunks (lengths of at least a sequence's
-chunks are skipped). For each: the forward at the model's V width, at 64 and at 128 (FLASHQLA_FWD_BLOCK_V; where the
-build has a 128-wide kernel), and the backward alone (after one untimed forward) at the model's widths. Inputs as in
+chunks are skipped). For each: the forward at the model's V width, at each of `--widths` (default 64 and 128;
+FLASHQLA_FWD_BLOCK_V; 128 where the build has a 128-wide kernel), and the backward alone (after one untimed forward) at the model's widths. Inputs as in
 bench_gdn.py (a quarter of the heads without decay: the exact fallback). Times as bench_gdn.py's: median ms per call
 over replays of a CUDA graph of `--calls` calls (host launch overhead out of the way, as in a captured training step).
 """
@@ -30,7 +30,7 @@ WIDTH_ENV = "FLASHQLA_FWD_BLOCK_V"
 
 
 def with_width(width: str, fn):
-    """fn() with the forward's V width forced ("64", "128") or left to the model ("")."""
+    """fn() with the forward's V width forced ("32", "64", "128") or left to the model ("")."""
     before = os.environ.get(WIDTH_ENV)
     os.environ[WIDTH_ENV] = width
     try:
@@ -49,6 +49,8 @@ def main() -> int:
     ap.add_argument("--cp", nargs="+", type=int, default=[-1, 0, 32, 64, 128, 256])
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--widths", nargs="+", default=["64", "128"], choices=["32", "64", "128"],
+                    help="the forced V widths of the forward timed beside the model's choice")
     ap.add_argument("--no-wide", action="store_true", help="no forward at a forced 128-wide V slice")
     ap.add_argument("--hint", action="store_true",
                     help="pass cu_seqlens_cpu (the ops then plan from the longest sequence: max_seqlen)")
@@ -56,7 +58,7 @@ def main() -> int:
                     help="the forward keeps the chunk states and the backward reads them (save_chunk_states): its "
                          "state-gradient pass runs without the recompute beside it")
     args = ap.parse_args()
-    widths = ["64"] if args.no_wide else ["64", "128"]
+    widths = [w for w in args.widths if not (args.no_wide and w == "128")]
     print(f"{'shape':>22} {'cp':>5} {'fwd ms':>8} " + " ".join(f"{'fwd' + w:>8}" for w in widths) + f" {'bwd ms':>8}")
     for heads in args.heads:
         hqk, hv = (int(x) for x in heads.split(","))
