@@ -2,7 +2,7 @@
 # Forty-eighth session, call 2 (H100): the GPU tests that s48_1's 240 s did not reach (it stopped after 500 of 623,
 # inside tests/test_nonfinite.py, none failed), with their durations, then the first device run of the table-in-parts
 # pipeline (s47_3_table_parts.sh fwd: warm_peers.py's parallel compiles, bench_gdn.py --skip-done), its parts kept apart
-# from an H200's (PARTS_DIR benchmarks/results/s48/h100_parts). Needs .carry/flashqla-*.whl, .carry/COMMIT,
+# from an H200's (PARTS_DIR benchmarks/results/s48/h100_parts; an H200's in benchmarks/results/s47). Needs .carry/flashqla-*.whl, .carry/COMMIT,
 # .carry/peers.tar.xz.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
@@ -20,6 +20,8 @@ tail -1 "$OUT/pytest_rest.log"
 # the table part gets what is left of CALL_S (default 440) from this call's start
 left=$(( ${CALL_S:-440} - ($(date +%s) - T0) ))
 echo "table part: DEADLINE_S $left"
-[ "$left" -gt 260 ] && PARTS_DIR=benchmarks/results/s48/h100_parts DEADLINE_S=$left \
+parts=benchmarks/results/s48/h100_parts
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && parts=benchmarks/results/s47
+[ "$left" -gt 240 ] && PARTS_DIR=$parts DEADLINE_S=$left \
   FQ_WARM_TIMEOUT=${FQ_WARM_TIMEOUT:-150} bash scripts/device_calls/s47_3_table_parts.sh fwd
 echo "elapsed $(( $(date +%s) - T0 )) s"
