@@ -6,9 +6,10 @@ widths of the forward, to calibrate the host's segment model (csrc/ops/segment_p
 
 -1 is the automatic choice, 0 one segment per sequence, L > 0 segments of L chunks (lengths of at least a sequence's
 chunks are skipped). For each: the forward at the model's V width, at each of `--widths` (default 64 and 128;
-FLASHQLA_FWD_BLOCK_V; 128 where the build has a 128-wide kernel), and the backward alone (after one untimed forward) at the model's widths. Inputs as in
-bench_gdn.py (a quarter of the heads without decay: the exact fallback). Times as bench_gdn.py's: median ms per call
-over replays of a CUDA graph of `--calls` calls (host launch overhead out of the way, as in a captured training step).
+FLASHQLA_FWD_BLOCK_V; 128 where the build has a 128-wide kernel), and the backward alone (after one untimed forward)
+at the model's widths. Inputs as in bench_gdn.py (a quarter of the heads without decay: the exact fallback). Times as
+bench_gdn.py's: median ms per call over replays of a CUDA graph of `--calls` calls (host launch overhead out of the
+way, as in a captured training step).
 """
 
 from __future__ import annotations

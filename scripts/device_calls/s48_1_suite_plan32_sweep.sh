@@ -3,7 +3,8 @@
 # 32-wide forward and its plan, tests/test_dispatch_gpu.py's width test), then s47_5's A/B (the plan's 32-wide choice
 # against d356654's wheel: the same kernels, the plan without it; forward and training step), then the segment model's
 # data for 32-wide slices with context parallelism (speed plan 0b): cp_sweep.py at few-head shapes, forced segment
-# lengths, the forward at 32 and 64 wide. Needs .carry/flashqla-*.whl, .carry/ab/d356654.zip, .carry/COMMIT.
+# lengths, the forward at 32 and 64 wide. Ran on an H100 through s48_by_card.sh; its 240 s stopped the tests after 500
+# (benchmarks/results/s48/README.md). Needs .carry/flashqla-*.whl, .carry/ab/d356654.zip, .carry/COMMIT.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh

@@ -2,8 +2,8 @@
 # Forty-eighth session, call 2 (H100): the GPU tests that s48_1's 240 s did not reach (it stopped after 500 of 623,
 # inside tests/test_nonfinite.py, none failed), with their durations, then the first device run of the table-in-parts
 # pipeline (s47_3_table_parts.sh fwd: warm_peers.py's parallel compiles, bench_gdn.py --skip-done), its parts kept apart
-# from an H200's (PARTS_DIR benchmarks/results/s48/h100_parts; an H200's in benchmarks/results/s47). Needs .carry/flashqla-*.whl, .carry/COMMIT,
-# .carry/peers.tar.xz.
+# from an H200's (PARTS_DIR benchmarks/results/s48/h100_parts; an H200's in benchmarks/results/s47). Ran on an H100
+# with CALL_S=380 (benchmarks/results/s48/README.md). Needs .carry/flashqla-*.whl, .carry/COMMIT, .carry/peers.tar.xz.
 set -uo pipefail
 OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
