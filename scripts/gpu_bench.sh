@@ -3,7 +3,9 @@
 # profile_kernels.py and bench_gdn.py with the arguments given, results under $OUT.
 #   bash scripts/gpu_bench.sh [--warm "<args>"] [--profile "<args>"] [--fwd "<args>"] [--bwd "<args>"]
 #     [--fwdbwd "<args>"]
-# Each step has its own time limit (FQ_BENCH_TIMEOUT, default 300 s) so one slow step leaves the others. --warm runs
+# Each step has its own time limit (FQ_BENCH_TIMEOUT, default 300 s) so one slow step leaves the others; with
+# FQ_DEADLINE (epoch seconds) a step gets at most what is left until then (a warm-up that ends early leaves its time
+# to the steps after it). --warm runs
 # benchmarks/warm_peers.py with its args (the peers' first-use compiles in parallel processes, into the caches below,
 # within FQ_WARM_TIMEOUT, default 240 s; its workers' logs in $OUT/warm/) before the steps after it.
 set -uo pipefail
@@ -33,6 +35,15 @@ while [ $# -gt 0 ]; do
     *) echo "unknown $1"; exit 2;;
   esac
 done
+# step_limit: FQ_BENCH_TIMEOUT, or less where FQ_DEADLINE is nearer
+step_limit() {
+  local limit=${FQ_BENCH_TIMEOUT:-300} left
+  if [ -n "${FQ_DEADLINE:-}" ]; then
+    left=$(( FQ_DEADLINE - $(date +%s) ))
+    [ "$left" -lt "$limit" ] && limit=$(( left > 1 ? left : 1 ))
+  fi
+  echo "$limit"
+}
 for step in "${order[@]}"; do
   t0=$(date +%s)
   if [ "$step" = warm ]; then
@@ -41,10 +52,12 @@ for step in "${order[@]}"; do
       2>&1 | grep -v Warning > "$OUT/warm.log"
     tail -12 "$OUT/warm.log"
   elif [ "$step" = profile ]; then
-    timeout ${FQ_BENCH_TIMEOUT:-300} python3 benchmarks/profile_kernels.py ${steps[$step]} 2>&1 | grep -v Warning \
+    timeout "$(step_limit)" python3 benchmarks/profile_kernels.py ${steps[$step]} 2>&1 | grep -v Warning \
       > "$OUT/profile.log"
   else
-    timeout ${FQ_BENCH_TIMEOUT:-300} python3 benchmarks/bench_gdn.py --mode "$step" ${steps[$step]} \
+    limit=$(step_limit)
+    echo "== $step: within $limit s"
+    timeout "$limit" python3 benchmarks/bench_gdn.py --mode "$step" ${steps[$step]} \
       --json "$OUT/H200_$step.json" --md "$OUT/H200_$step.md" 2>&1 | grep -v Warning > "$OUT/bench_$step.log"
   fi
   echo "== $step: $(( $(date +%s) - t0 )) s"

@@ -32,9 +32,11 @@ shapes=""
 [ "$mode" = fwdbwd ] && shapes="--mixes ${MIXES:-1x8192 4096+4096 1x32768 8192x4}"
 skip=${done_json:+--skip-done $done_json}
 part=$(( $(ls "$parts_dir"/"$mode"_all_part_*.json 2>/dev/null | wc -l) + 1 ))
-left=$(( ${DEADLINE_S:-560} - ($(date +%s) - T0) - ${FQ_WARM_TIMEOUT:-200} - 40 ))
+# the timed step gets what the warm-up leaves of DEADLINE_S (less 30 s for what follows; gpu_bench.sh's FQ_DEADLINE)
+deadline=$(( T0 + ${DEADLINE_S:-560} - 30 ))
 rm -rf /tmp/o_all
-FQ_TMP=/tmp/g0 FQ_WARM_TIMEOUT=${FQ_WARM_TIMEOUT:-200} FQ_BENCH_TIMEOUT=$left OUT=/tmp/o_all bash scripts/gpu_bench.sh \
+FQ_TMP=/tmp/g0 FQ_WARM_TIMEOUT=${FQ_WARM_TIMEOUT:-200} FQ_DEADLINE=$deadline FQ_BENCH_TIMEOUT=${DEADLINE_S:-560} \
+  OUT=/tmp/o_all bash scripts/gpu_bench.sh \
   --warm "--mode $mode --libs flash_qla,fla --jobs 9 $shapes $skip" \
   --"$mode" "--libs flashqla,fla,flash_qla $shapes $skip"
 if [ -f "/tmp/o_all/H200_$mode.json" ]; then
