@@ -1,6 +1,16 @@
 # Steps the device-call scripts share (sourced: `. scripts/device_calls/common.sh`). Scripts of sessions before the
 # eighteenth write them out (records of what each call ran).
 
+# begin_call: the prologue of a device call (forty-eighth session on): OUT (default /tmp/fq_out) made, T0 the call's
+# start, the GPU named, the carried wheel installed into /tmp/site
+begin_call() {
+  OUT=${OUT:-/tmp/fq_out}
+  mkdir -p "$OUT"
+  T0=$(date +%s)
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+  install_wheel
+}
+
 # pip_install_wheel SITE WHEEL: the wheel into SITE, offline, without its dependencies
 pip_install_wheel() {
   python3 -m pip install -q --no-deps --no-index --target "$1" "$2" 2>&1 | grep -v WARNING

@@ -10,12 +10,9 @@
 # call's returned JSON there (MODE_all_part_N.json); `python benchmarks/bench_gdn.py --render
 # PARTS_DIR/MODE_all_part_*.json --md ...` then makes the one table. Needs .carry/flashqla-*.whl, .carry/COMMIT and .carry/peers.tar.xz.
 set -uo pipefail
-OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
-T0=$(date +%s)
+begin_call
 mode=${1:-fwd}
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-install_wheel
 commit=$(site_commit /tmp/site)
 parts_dir=${PARTS_DIR:-benchmarks/results/s47}
 # earlier parts of this commit only (a table joins rows of one commit: bench_gdn.py merge_runs)

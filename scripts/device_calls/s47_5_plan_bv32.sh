@@ -6,11 +6,8 @@
 # and shapes it leaves (8192x4 at (32, 32) and (16, 32): 128-wide; (2, 8) 1x8192: context parallelism). Needs
 # .carry/flashqla-*.whl, .carry/ab/d356654.zip, .carry/COMMIT.
 set -uo pipefail
-OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name --format=csv,noheader
-install_wheel
+begin_call
 install_ab_wheel d356654
 run_pytest "$OUT/pytest_plan32.log" 120 gpu tests/test_dispatch_gpu.py tests/test_fwd_block_v_gpu.py
 echo "elapsed $(( $(date +%s) - T0 )) s"

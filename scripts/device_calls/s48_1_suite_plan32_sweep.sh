@@ -6,11 +6,8 @@
 # lengths, the forward at 32 and 64 wide. Ran on an H100 through s48_by_card.sh; its 240 s stopped the tests after 500
 # (benchmarks/results/s48/README.md). Needs .carry/flashqla-*.whl, .carry/ab/d356654.zip, .carry/COMMIT.
 set -uo pipefail
-OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-install_wheel
+begin_call
 install_ab_wheel d356654
 run_pytest "$OUT/pytest_all.log" "${1:-240}" gpu
 echo "elapsed $(( $(date +%s) - T0 )) s"

@@ -5,10 +5,8 @@
 # from an H200's (PARTS_DIR benchmarks/results/s48/h100_parts; an H200's in benchmarks/results/s47). Ran on an H100
 # with CALL_S=380 (benchmarks/results/s48/README.md). Needs .carry/flashqla-*.whl, .carry/COMMIT, .carry/peers.tar.xz.
 set -uo pipefail
-OUT=${OUT:-/tmp/fq_out}; mkdir -p "$OUT"
 . scripts/device_calls/common.sh
-T0=$(date +%s)
-install_wheel
+begin_call
 PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 130 python3 -m pytest -q -rfs -p no:cacheprovider --timeout 100 -m gpu \
   --durations 12 "tests/test_nonfinite.py::test_non_finite_in_one_batch_row" tests/test_op_errors.py \
   tests/test_pdl_gpu.py tests/test_prefill_gpu.py tests/test_properties_gpu.py tests/test_seg_plan_gpu.py \
