@@ -34,13 +34,21 @@ ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", 
 NOPREP_ABLATIONS = {
     1: ("aux: gates", "                    if not beta_ring and ax < BT:\n                        beta_s",
         "                    # beta_s is read"),
-    2: ("aux: K K^T", "                    T.wgmma_gemm(k_s[i % 2, :, :], k_s",
+    2: ("aux: K K^T", "                    T.wgmma_gemm(k_s[i % KS, :, :], k_s",
         "                    if not p_in_math:\n                        T.barrier_wait(full_qz"),
-    4: ("aux: solve", "                    # A_g into inv_s", "                    # G = A_g"),
+    # the solve in three pieces (4 + 64 + 128 is the whole solve, bit 4 before the forty-ninth session)
+    4: ("aux: solve's zeros and 8x8 blocks", "                    # A_g into inv_s",
+        "                    mma_level1_merge(m_s"),
+    64: ("aux: solve's level-1 merge", "                    mma_level1_merge(m_s",
+         "                    if l2_shfl:\n                        mma_level2_merge("),
+    128: ("aux: solve's level-2 merge", "                    if l2_shfl:\n                        mma_level2_merge(",
+          "                    if not g_direct:\n                        # G = A_g"),
     8: ("aux: G", "                    # G = A_g", "                    T.fence_proxy_async()\n"
         "                    T.barrier_arrive(x_ready"),
     16: ("aux: gates of P and M", "                    # P = scale * Gamma * (Q K^T)\n",
          "                    T.copy(kk_frag, m_s[:, 0:BT])"),
+    256: ("aux: M to shared memory", "                    T.copy(kk_frag, m_s[:, 0:BT])",
+          "                    # A_g into inv_s"),
     32: ("aux: Q K^T", "                    if not p_in_math:\n                        T.barrier_wait(full_qz",
          "                    # beta for the solve"),
 }
@@ -79,7 +87,12 @@ for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl
                                       g_nomask=True, zero_once=True, beta_ring=True, g_direct=True)),
                    # and the shipped row with both math warpgroups on one code path (math_pair)
                    ("pls2mgp", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
-                                    g_nomask=True, math_pair=True))):
+                                    g_nomask=True, math_pair=True)),
+                   # the shipped row since the 35th session (pls2mgp) with pls2mgzbg's three (fewer auxiliary syncs:
+                   # no faster before math_pair, when the math warpgroups set more of the period)
+                   ("pls2mgpzbg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                       g_nomask=True, math_pair=True, zero_once=True, beta_ring=True,
+                                       g_direct=True))):
     ablate.SPECS["fwdnp128k3x" + tag] = dict(ablate.SPECS["fwdnp128k3x"],
                                              params=dict(ablate.SPECS["fwdnp128k3x"]["params"], **extra))
 
@@ -162,8 +175,12 @@ def main() -> int:
                                                   "16,64:8192x4", "32,32:2048x4"])
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "flashqla_ablate"))
     ap.add_argument("--masks", nargs="*", type=int, default=[],
-                    help="time the 128-wide kernel's ablate variant at these masks (sums of NOPREP_ABLATIONS bits) on "
-                         "the --time shapes, after the checks")
+                    help="time the ablate variant of --ablate-kernel at these masks (sums of NOPREP_ABLATIONS bits) "
+                         "on the --time shapes, after the checks")
+    ap.add_argument("--ablate-kernel", default="fwdnp128k3xpls2mgp",
+                    choices=[name for name in ablate.SPECS if name.startswith("fwdnp128")],
+                    help="the kernel whose pieces --masks skips (default: the shipped row; fwdnp128 before the "
+                         "forty-ninth session)")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
@@ -216,8 +233,8 @@ def main() -> int:
         print(f"{spec:<16} {t_op:17.3f} " + " ".join(f"{t:16.3f}" for t in row)
               + f"  {t_op / min(row):.2f}x", flush=True)
     if args.masks:
-        kern, names, _ = ablate.build("fwdnp128", "ablate", args.workdir)
-        print(f"\nablations of the 128-wide kernel (ms): " + ", ".join(f"{b}: {n}" for b, (n, _, _) in
+        kern, names, _ = ablate.build(args.ablate_kernel, "ablate", args.workdir)
+        print(f"\nablations of {args.ablate_kernel} (ms): " + ", ".join(f"{b}: {n}" for b, (n, _, _) in
                                                                       NOPREP_ABLATIONS.items()))
         print(f"{'shape':<16} " + " ".join(f"{m:>8}" for m in args.masks))
         for spec in args.time:
