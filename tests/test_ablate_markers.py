@@ -1,6 +1,8 @@
 """benchmarks/ablate.py's `fix` and `ablate` variants of the kernel files: every marker matches, every guarded block
 stays inside its indentation, and the rewritten source parses (a stale marker made the eighteenth session's first
-GPU run of the prep's ablation fail at import, after its install and compile time had been spent)."""
+GPU run of the prep's ablation fail at import, after its install and compile time had been spent). The prep-free
+forward's kernels (fwdnp*, registered by benchmarks/noprep_check.py) are among them since the forty-ninth session: one
+of their markers had gone stale since the 32nd session's K ring of KS stages."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import ablate  # noqa: E402
+import noprep_check  # noqa: E402,F401  (registers the fwdnp* specs and their ablation bits in ablate.SPECS)
 
 WITH_BITS = [name for name, spec in ablate.SPECS.items() if spec["ablations"]]
 
