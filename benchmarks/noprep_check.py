@@ -12,6 +12,7 @@ flashqla.chunk_gated_delta_rule_fwd (no chunk states, no final state) per shape,
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import os
 import sys
 import tempfile
@@ -34,7 +35,7 @@ ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", 
 NOPREP_ABLATIONS = {
     1: ("aux: gates", "                    if not beta_ring and ax < BT:\n                        beta_s",
         "                    # beta_s is read"),
-    2: ("aux: K K^T", "                    T.wgmma_gemm(k_s[i % KS, :, :], k_s",
+    2: ("aux: K K^T", "                    if m_ahead:\n                        # the next chunk's (the last",
         "                    if not p_in_math:\n                        T.barrier_wait(full_qz"),
     # the solve in three pieces (4 + 64 + 128 is the whole solve, bit 4 before the forty-ninth session)
     4: ("aux: solve's zeros and 8x8 blocks", "                    # A_g into inv_s",
@@ -45,9 +46,10 @@ NOPREP_ABLATIONS = {
           "                    if not g_direct:\n                        # G = A_g"),
     8: ("aux: G", "                    # G = A_g", "                    T.fence_proxy_async()\n"
         "                    T.barrier_arrive(x_ready"),
-    16: ("aux: gates of P and M", "                    # P = scale * Gamma * (Q K^T)\n",
-         "                    T.copy(kk_frag, m_s[:, 0:BT])"),
-    256: ("aux: M to shared memory", "                    T.copy(kk_frag, m_s[:, 0:BT])",
+    # (M's gating and store as the shipped row has them: m_ahead off)
+    16: ("aux: M's gating", "                        gate_m(kk_frag, g_s, i % KS)\n",
+         "                        T.copy(kk_frag, m_s[:, 0:BT])\n                    # A_g into"),
+    256: ("aux: M to shared memory", "                        T.copy(kk_frag, m_s[:, 0:BT])\n                    # A_g into",
           "                    # A_g into inv_s"),
     32: ("aux: Q K^T", "                    if not p_in_math:\n                        T.barrier_wait(full_qz",
          "                    # beta for the solve"),
@@ -92,7 +94,20 @@ for tag, extra in (("p", dict(p_split=True)), ("l", dict(log2_gates=True)), ("pl
                    # no faster before math_pair, when the math warpgroups set more of the period)
                    ("pls2mgpzbg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
                                        g_nomask=True, math_pair=True, zero_once=True, beta_ring=True,
-                                       g_direct=True))):
+                                       g_direct=True)),
+                   # the shipped row with the next chunk's M formed under the solve (m_ahead)
+                   ("pls2mgpa", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                     g_nomask=True, math_pair=True, m_ahead=True)),
+                   ("pls2mgpazbg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                        g_nomask=True, math_pair=True, m_ahead=True, zero_once=True, beta_ring=True,
+                                        g_direct=True)),
+                   # the shipped row with the per-row gates formed by the producer warp (gates_in_loader), and with
+                   # m_ahead and pls2mgzbg's three as well
+                   ("pls2mgpg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                     g_nomask=True, math_pair=True, gates_in_loader=True)),
+                   ("pls2mgpazbgg", dict(p_split=True, log2_gates=True, solve_shfl=True, l2_shfl=True, m_nomask=True,
+                                         g_nomask=True, math_pair=True, m_ahead=True, zero_once=True, beta_ring=True,
+                                         g_direct=True, gates_in_loader=True))):
     ablate.SPECS["fwdnp128k3x" + tag] = dict(ablate.SPECS["fwdnp128k3x"],
                                              params=dict(ablate.SPECS["fwdnp128k3x"]["params"], **extra))
 
@@ -185,6 +200,14 @@ def main() -> int:
     os.makedirs(args.workdir, exist_ok=True)
     if not os.path.exists(os.path.join(args.workdir, "common")):
         os.symlink(ablate.SRC / "common", os.path.join(args.workdir, "common"))
+    # the compiles in parallel processes first (TileLang's cache; CUDA not yet initialised here), then each kernel from
+    # the cache
+    jobs = [(name, "cur", args.workdir, None) for name in args.kernels]
+    if args.masks:
+        jobs.append((args.ablate_kernel, "ablate", args.workdir, None))
+    with cf.ProcessPoolExecutor(len(jobs)) as pool:
+        for done in pool.map(ablate._compile_only, jobs):
+            print(f"compiled {done}", flush=True)
     kernels = {name: ablate.build(name, "cur", args.workdir) for name in args.kernels}
     print("correctness against the float64 recurrence (max |err|; o bf16, final state fp32)")
     cases = [([1000, 1, 64, 200, 129], 2, 4, 37, True), ([4096], 2, 8, 0, False), ([700, 2048, 63], 4, 4, 0, True),

@@ -33,12 +33,14 @@ def load_gate_beta(g_cumsum, beta, g_ring, b_ring, stage, t0, seq_end, hv, BT):
 
 
 @T.macro
-def load_gate_cumsum_beta(g, beta, g_ring, b_ring, stage, t0, seq_end, hv, lane, sc, unit=1.0):
+def load_gate_cumsum_beta(g, beta, g_ring, b_ring, stage, t0, seq_end, hv, lane, sc, unit=1.0, gates=None):
     """One warp (lane 0..31) forms the chunk's cumsum of the per-token log decays g (a 64-row chunk, rows 2 lane and
     2 lane + 1 per lane: their sum scanned across the warp by shuffles) into g_ring[stage] and loads beta into
     b_ring[stage]; rows past the sequence's end add 0 (so the cumsum repeats its last real value there, as
-    load_gate_beta's rows) and have beta 0. sc: 3 fp32 locals of the warp. unit (trace time): the cumsum's scale
-    (LOG2E: in log2 units)."""
+    load_gate_beta's rows) and have beta 0. sc: 3 fp32 locals of the warp (4 with gates). unit (trace time): the
+    cumsum's scale (LOG2E: in log2 units). gates (trace time): None, or (gam_ring, gam2_ring, r_ring, scale) for a
+    cumsum in log2 units: the per-row gates gamma = 2^gc, scale * gamma and r = 2^(gc_last - gc) into those rings'
+    stage as well, from the same fp32 values (gdn_fwd_noprep.py's gates_in_loader)."""
     r0 = 2 * lane
     sc[0] = T.if_then_else(t0 + r0 < seq_end, g[T.min(t0 + r0, seq_end - 1), hv], 0.0)
     sc[1] = T.if_then_else(t0 + r0 + 1 < seq_end, g[T.min(t0 + r0 + 1, seq_end - 1), hv], 0.0)
@@ -51,6 +53,15 @@ def load_gate_cumsum_beta(g, beta, g_ring, b_ring, stage, t0, seq_end, hv, lane,
         sc[2] = sc[2] + T.if_then_else(lane >= (1 << d), up, 0.0)
     g_ring[stage, r0] = sc[2] - sc[1]
     g_ring[stage, r0 + 1] = sc[2]
+    if gates is not None:
+        gam_ring, gam2_ring, r_ring, scale = gates
+        sc[3] = T.shfl_sync(sc[2], 31)  # the chunk's last cumsum (row 63: lane 31's second row)
+        gam_ring[stage, r0] = T.exp2(sc[2] - sc[1])
+        gam_ring[stage, r0 + 1] = T.exp2(sc[2])
+        gam2_ring[stage, r0] = scale * T.exp2(sc[2] - sc[1])
+        gam2_ring[stage, r0 + 1] = scale * T.exp2(sc[2])
+        r_ring[stage, r0] = T.exp2(sc[3] - (sc[2] - sc[1]))
+        r_ring[stage, r0 + 1] = T.exp2(sc[3] - sc[2])
     b_ring[stage, r0] = T.if_then_else(t0 + r0 < seq_end, beta[T.min(t0 + r0, seq_end - 1), hv], 0.0)
     b_ring[stage, r0 + 1] = T.if_then_else(t0 + r0 + 1 < seq_end, beta[T.min(t0 + r0 + 1, seq_end - 1), hv], 0.0)
 

@@ -138,6 +138,20 @@ def gdn_fwd_noprep_sm90(
     # session, H100: o and the final state bitwise equal in the op at seven shapes, the op's forward 0.556 -> 0.521 ms
     # at (32, 32) 8192x4, 0.165 -> 0.154 at 2048x4 (benchmarks/results/s35/README.md): on in the variants row
     math_pair: bool = False,
+    # the auxiliary warpgroup forms chunk i + 1's M during chunk i's solve: K K^T issued at the top of chunk i (its
+    # wgmma under the gates and the 8x8 step), gated in registers between the 8x8 step and the level-1 merge (its exps
+    # and loads in the latency of the merges' shared loads, shuffles and mma chains), stored to m_s once the level-2
+    # merge has read chunk i's (the first chunk's M before the loop). The same products and passes in another order:
+    # o bitwise equal. K K^T's accumulator (32 registers) stays live through the solve; the gating pass and the
+    # product's wait were on the chain before the solve (Nsight Compute, 33rd session: M's gating 23 % of the
+    # auxiliary warpgroup's time, which sets the period: the math warpgroups' chain alone takes 2.5-2.7 us per chunk
+    # of the 4)
+    m_ahead: bool = False,
+    # the producer warp that forms g's cumsum also forms the per-row gates (gamma, scale * gamma, r) from the same fp32
+    # values into stages of the K ring (the math warpgroups read them before they free the stage), instead of the
+    # auxiliary warpgroup's first pass each chunk (64 of its threads: three exps and shared loads before the solve, and
+    # without beta_ring the warpgroup sync after them): the same values, o bitwise equal. Needs log2_gates
+    gates_in_loader: bool = False,
     # programmatic dependent launch (common/grid_dependency.py)
     pdl: bool = False,
 ):
@@ -150,7 +164,10 @@ def gdn_fwd_noprep_sm90(
     assert not g_direct or zero_once, "G's blocks above the diagonal blocks are written once"
     assert not math_pair or (BV == 128 and p_in_math and p_split and sk_halves and x_free_early), \
         "math_pair is the shipped row's math on one code path"
+    assert not m_ahead or (p_in_math and m_nomask), "K K^T's accumulator is the only product of the solve's chunk"
+    assert not gates_in_loader or log2_gates, "the producer warp forms the gates as exp2 of the cumsum"
     KS = k_stages
+    GS = KS if gates_in_loader else 2  # the per-row gates' stages: the K ring's, or the auxiliary warpgroup's two
     NV = V // BV
     VH = 64  # a math warpgroup's V rows
     NMATH = BV // VH  # math warpgroups
@@ -183,6 +200,19 @@ def gdn_fwd_noprep_sm90(
             g_c = g_s[st, c + c_off]
             p_frag[r, c] = (scale * exp_g(T.min(g_r - g_c, GX)) * T.cast(r >= c + c_off, accum)
                             * p_frag[r, c])
+
+    @T.macro
+    def gate_m(kk_frag, g_s, st):
+        """kk_frag <- M gated above the diagonal, where the solve reads it (T[m, j] = beta_m M[j, m], m > j):
+        M[r, c] exp(gc_c - gc_r), so that the solve forms the gated inverse A_g directly (gate_p's form and clamp);
+        with m_nomask not masked (nothing reads below the diagonal), else masked by a product"""
+        for r, c in T.Parallel(BT, BT):
+            g_r = g_s[st, r]
+            g_c = g_s[st, c]
+            if m_nomask:
+                kk_frag[r, c] = exp_g(T.min(g_c - g_r, GX)) * kk_frag[r, c]
+            else:
+                kk_frag[r, c] = exp_g(T.min(g_c - g_r, GX)) * T.cast(c > r, accum) * kk_frag[r, c]
 
     @T.macro
     def release_chunk(o_frag, o_s, x_free, o_full, o_free, j, v0, emit_o, rows):
@@ -230,23 +260,23 @@ def gdn_fwd_noprep_sm90(
             # O1 = S~^T Q^T, under W and U
             T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
             T.wgmma_gemm(st_frag, q_s[i % 2, :, :], o_frag, transpose_B=True, clear_accum=True, policy=pol)
-            decay = gam_s[i % 2, BT - 1]
+            decay = gam_s[i % GS, BT - 1]
             for a, b in T.Parallel(rows, K):
                 s_frag[a, b] *= decay
             # W^T = V^T - SK diag(gamma)
             T.barrier_wait(full_v[i % 2], (i // 2) % 2)
             if sk_halves:
                 for a, t in T.Parallel(rows, BT // 2):
-                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % GS, t] * sk_frag[a, t]
                 T.wgmma_gemm(st_frag, k_s[i % KS, BT // 2:BT, :], sk_frag, transpose_B=True, clear_accum=True,
                              policy=pol)
                 T.wait_wgmma(0)  # O1 and SK's second half
                 for a, t in T.Parallel(rows, BT // 2):
                     wt_frag[a, BT // 2 + t] = (v_s[i % 2, BT // 2 + t, v0 + a]
-                                               - gam_s[i % 2, BT // 2 + t] * sk_frag[a, t])
+                                               - gam_s[i % GS, BT // 2 + t] * sk_frag[a, t])
             else:
                 for a, t in T.Parallel(rows, BT):
-                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % 2, t] * sk_frag[a, t]
+                    wt_frag[a, t] = v_s[i % 2, t, v0 + a] - gam_s[i % GS, t] * sk_frag[a, t]
             T.barrier_arrive(empty_v[i % 2])  # V read (W^T)
             # U^T = W^T G^T
             T.wgmma_gemm(wt_frag, ga_s[i % 2, :, :], u_frag, transpose_B=True, clear_accum=True, policy=pol)
@@ -254,10 +284,10 @@ def gdn_fwd_noprep_sm90(
             if not p_in_math:
                 T.barrier_arrive(empty_qz[i % 2])  # Q read (O1)
             for a, t in T.Parallel(rows, BT):
-                o_frag[a, t] *= gam2_s[i % 2, t]
+                o_frag[a, t] *= gam2_s[i % GS, t]
             for a, t in T.Parallel(rows, BT):
                 ut_frag[a, t] = u_frag[a, t]
-                wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
+                wt_frag[a, t] = u_frag[a, t] * r_s[i % GS, t]
             if x_free_early:
                 T.barrier_arrive(x_free[i % 2])  # G (U) and the gates (W^T, O1's scale, r) read
             # S^T += (U^T diag(r)) K
@@ -361,9 +391,9 @@ def gdn_fwd_noprep_sm90(
             pg_s = T.alloc_shared((1 if p_in_math else 2, BT, BT), dtype)  # P = scale * Gamma * (Q K^T)
             # P of each math warpgroup (p_in_math), or with p_split P per stage, half of its columns from each
             pm_s = T.alloc_shared((2 if p_split else NMATH if p_in_math else 1, BT, BT), dtype)
-            gam_s = T.alloc_shared((2, BT), accum)  # gamma
-            gam2_s = T.alloc_shared((2, BT), accum)  # scale * gamma
-            r_s = T.alloc_shared((2, BT), accum)  # r = gamma_last / gamma
+            gam_s = T.alloc_shared((GS, BT), accum)  # gamma
+            gam2_s = T.alloc_shared((GS, BT), accum)  # scale * gamma
+            r_s = T.alloc_shared((GS, BT), accum)  # r = gamma_last / gamma
             # the auxiliary warpgroup's own: M = K K^T and the inverse (fp32, with the merges' scratch), beta
             m_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
             inv_s = T.alloc_shared((BT, BT + ROW_PAD), accum)
@@ -415,7 +445,7 @@ def gdn_fwd_noprep_sm90(
             fb = T.alloc_local((2,), accum)
             fc = T.alloc_local((8 if l2_shfl else 4,), accum)
             fy = T.alloc_local((8 if l2_shfl else 4,), accum)  # (solve_shfl, l2_shfl) Y's B fragments in the merges
-            sc = T.alloc_local((3,), accum)  # the producer warp's cumsum
+            sc = T.alloc_local((4 if gates_in_loader else 3,), accum)  # the producer warp's cumsum
 
             full_k = T.alloc_barrier([32] * KS)  # K, g's cumsum and beta loaded (producer warp 0)
             empty_k = T.alloc_barrier([PT] * KS)  # the math warpgroups and the auxiliary one read them
@@ -478,12 +508,29 @@ def gdn_fwd_noprep_sm90(
                     # memory gave NaN (33rd session, H100)
                     for r, c in T.Parallel(32, 32):
                         inv_s[r, Y0 + c] = 0.0
+                if m_ahead and n_iter > 0:
+                    # the first chunk's M (m_ahead: each chunk forms the next one's)
+                    T.barrier_wait(full_k[0], 0)
+                    T.wgmma_gemm(k_s[0, :, :], k_s[0, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                    T.wait_wgmma(0)
+                    gate_m(kk_frag, g_s, 0)
+                    T.copy(kk_frag, m_s[:, 0:BT])
                 for i in T.serial(n_iter):
                     T.barrier_wait(full_k[i % KS], (i // KS) % 2)
                     T.barrier_wait(x_free[i % 2], (i // 2 + 1) % 2)  # chunk i - 2's products are done
                     # M = K K^T and Q K^T issued first, under the gates (Q K^T on every path, as the math warpgroups'
                     # products: without o its result is dropped)
-                    T.wgmma_gemm(k_s[i % KS, :, :], k_s[i % KS, :, :], kk_frag, transpose_B=True, clear_accum=True)
+                    if m_ahead:
+                        # the next chunk's (the last chunk forms its own again, unread, so that no branch holds the
+                        # product; the producer warp loads chunk i + 1 once chunk i - 2 freed its stage: no wait on
+                        # this warpgroup's later work)
+                        j = T.min(i + 1, n_iter - 1)
+                        T.barrier_wait(full_k[j % KS], (j // KS) % 2)
+                        T.wgmma_gemm(k_s[j % KS, :, :], k_s[j % KS, :, :], kk_frag, transpose_B=True,
+                                     clear_accum=True)
+                    else:
+                        T.wgmma_gemm(k_s[i % KS, :, :], k_s[i % KS, :, :], kk_frag, transpose_B=True,
+                                     clear_accum=True)
                     if not p_in_math:
                         T.barrier_wait(full_qz[i % 2], (i // 2) % 2)
                         T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, :], p_frag, transpose_B=True, clear_accum=True)
@@ -491,10 +538,11 @@ def gdn_fwd_noprep_sm90(
                     # formed by the producer warp)
                     if not beta_ring and ax < BT:
                         beta_s[ax] = b_s[i % KS, ax]
-                    for r in T.Parallel(BT):
-                        gam_s[i % 2, r] = exp_g(g_s[i % KS, r])
-                        gam2_s[i % 2, r] = scale * exp_g(g_s[i % KS, r])
-                        r_s[i % 2, r] = exp_g(g_s[i % KS, BT - 1] - g_s[i % KS, r])
+                    if not gates_in_loader:
+                        for r in T.Parallel(BT):
+                            gam_s[i % 2, r] = exp_g(g_s[i % KS, r])
+                            gam2_s[i % 2, r] = scale * exp_g(g_s[i % KS, r])
+                            r_s[i % 2, r] = exp_g(g_s[i % KS, BT - 1] - g_s[i % KS, r])
                     # beta_s is read by all four warps in the solve: the warpgroup syncs on a named barrier of its own
                     # (TileLang 0.1.15 put none between a 64-thread branch's writes and such reads; 15: TileLang
                     # numbers its barriers from 1 up, one per thread range)
@@ -504,22 +552,14 @@ def gdn_fwd_noprep_sm90(
                         bet = RingStage(b_s, i % KS)  # (the solve's beta: bet[row])
                     else:
                         bet = beta_s
-                    T.wait_wgmma(0)
-                    # P = scale * Gamma * (Q K^T)
-                    if emit_o and not p_in_math:
-                        gate_p(p_frag, g_s, i % KS, scale, 0, BT)
-                        T.copy(p_frag, pg_s[i % 2, :, :])
-                    # M gated above the diagonal, where the solve reads it (T[m, j] = beta_m M[j, m], m > j):
-                    # M[j, m] exp(gc_m - gc_j), so that the solve forms the gated inverse A_g directly (gate_p's form)
-                    for r, c in T.Parallel(BT, BT):
-                        g_r = g_s[i % KS, r]
-                        g_c = g_s[i % KS, c]
-                        if m_nomask:
-                            kk_frag[r, c] = exp_g(T.min(g_c - g_r, GX)) * kk_frag[r, c]
-                        else:
-                            kk_frag[r, c] = (exp_g(T.min(g_c - g_r, GX)) * T.cast(c > r, accum)
-                                             * kk_frag[r, c])
-                    T.copy(kk_frag, m_s[:, 0:BT])
+                    if not m_ahead:
+                        T.wait_wgmma(0)
+                        # P = scale * Gamma * (Q K^T)
+                        if emit_o and not p_in_math:
+                            gate_p(p_frag, g_s, i % KS, scale, 0, BT)
+                            T.copy(p_frag, pg_s[i % 2, :, :])
+                        gate_m(kk_frag, g_s, i % KS)
+                        T.copy(kk_frag, m_s[:, 0:BT])
                     # A_g into inv_s (K rows and beta past the sequence are 0)
                     if not zero_once:
                         for p, r, c in T.Parallel(2, 16, 16):
@@ -527,6 +567,10 @@ def gdn_fwd_noprep_sm90(
                     # (with g_direct each step also writes its blocks of G's stage)
                     diag8_blocks(m_s, inv_s, bet, col, yv, ax, inv_s, Y0, solve_shfl, solve_eye, not zero_once,
                                  ga_s if g_direct else None, i % 2)
+                    if m_ahead:
+                        # the next chunk's M in registers, under the merges
+                        T.wait_wgmma(0)
+                        gate_m(kk_frag, g_s, T.min(i + 1, n_iter - 1) % KS)
                     mma_level1_merge(m_s, inv_s, bet, fa, fb, fc, ax, inv_s, Y0, fy, solve_shfl,
                                      ga_s if g_direct else None, i % 2)
                     if l2_shfl:
@@ -534,6 +578,9 @@ def gdn_fwd_noprep_sm90(
                                          ga_s if g_direct else None, i % 2)
                     else:
                         tc_level2_merge(m_s, inv_s, bet, acc32, inv_s, Y0)
+                    if m_ahead:
+                        # the merges have read this chunk's M: the next one's in its place
+                        T.copy(kk_frag, m_s[:, 0:BT])
                     if not g_direct:
                         # G = A_g * beta_col
                         for r, c in T.Parallel(BT, BT):
@@ -559,7 +606,8 @@ def gdn_fwd_noprep_sm90(
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(k, k_s, i % KS, full_k, t0, seq_end, hq, 0, BT, K, dtype)
                         load_gate_cumsum_beta(g, beta, g_s, b_s, i % KS, t0, seq_end, hv, tx - PT, sc,
-                                              LOG2E if log2_gates else 1.0)
+                                              LOG2E if log2_gates else 1.0,
+                                              (gam_s, gam2_s, r_s, scale) if gates_in_loader else None)
                         T.barrier_arrive(full_k[i % KS])
                 elif tx < PT + 64:
                     for i in T.serial(n_iter):
