@@ -35,7 +35,7 @@ ablate.SPECS["fwdnp128"] = dict(file=ablate.SRC / "sm90" / "gdn_fwd_noprep.py", 
 NOPREP_ABLATIONS = {
     1: ("aux: gates", "                    if not beta_ring and ax < BT:\n                        beta_s",
         "                    # beta_s is read"),
-    2: ("aux: K K^T", "                    if m_ahead:\n                        # the next chunk's (the last",
+    2: ("aux: K K^T", "                    if m_ahead:\n                        # the next chunk's, T.min",
         "                    if not p_in_math:\n                        T.barrier_wait(full_qz"),
     # the solve in three pieces (4 + 64 + 128 is the whole solve, bit 4 before the forty-ninth session)
     4: ("aux: solve's zeros and 8x8 blocks", "                    # A_g into inv_s",

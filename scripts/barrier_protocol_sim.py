@@ -45,6 +45,7 @@ import random
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 # per kernel (found by the `return` that ends its program): the roles' branch headers, in source order, and their
 # weights (threads). The fused backward (gdn_bwd_fused.py) adds the state warpgroup WS and walks chunks
@@ -98,12 +99,12 @@ STAGES = re.compile(r"^    k_stages: int = (\d+),")  # a ring's stage count, KS 
 IF_FLAG = re.compile(r"if (not )?(\w+)( and .+)?:$")  # `if FLAG:`, `if not FLAG:`, `if FLAG and <run time>:`
 # a branch on the chunk index or count, taken as it evaluates (`if i > 0:`, `if n_iter > 0:`)
 IF_CHUNK = re.compile(r"if ((?:i|n_iter) [<>=!]=? \d+):$")
-SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\((?:2|KS), )?")  # group 2: a buffer of ring stages
+SHARED = re.compile(r"(\w+) = T\.alloc_shared\((\((?:2|KS|GS), )?")  # group 2: a buffer of ring stages
 SHARED_IF = re.compile(r"(\w+) = T\.alloc_shared\(\(([\w ]+ if \w+ else [\w ]+), ")
 # calls whose arguments at these positions a call reads / writes (the others it does not touch)
 ACCESS_ARGS = {"T.gemm": ((0, 1), ()), "T.wgmma_gemm": ((0, 1), ()), "T.copy": ((0,), (1,)),
                "load_rows": ((0,), (1,)), "load_gate_beta": ((0, 1), (2, 3)),
-               "load_gate_cumsum_beta": ((0, 1), (2, 3)),
+               "load_gate_cumsum_beta": ((0, 1), (2, 3, 11)),  # 11: the per-row gates' rings (gates_in_loader)
                "T.tma_copy": ((0,), (1,)), "load_tile": ((0,), (1,)), "store_chunk_rows": ((0,), ()),
                "store_seq_rows": ((0,), ()),
                "col_sums": ((0,), (1,)), "T.cumsum": ((0,), (0,)), "T.reduce_sum": ((0,), (1,)),
@@ -142,6 +143,18 @@ def split_args(text: str) -> list[str]:
     return args + [cur.strip()] if cur.strip() else args
 
 
+def first_subscript(text: str, start: int) -> str:
+    """The first top-level index of the subscript that opens just before text[start] (`i % 2` of `x[i % 2, :]`;
+    brackets and calls inside it, `T.min(i + 1, n - 1) % 3`, kept whole)."""
+    depth, k = 1, start
+    while k < len(text) and depth:
+        depth += text[k] in "([{"
+        depth -= text[k] in ")]}"
+        k += 1
+    args = split_args(text[start:k - 1])
+    return args[0] if args else ""
+
+
 def places(text: str, shared: dict, stage_arg: bool = False, stage_exprs: bool = False,
            stage_of_call: str | None = None) -> list[tuple[str, str | None]]:
     """The shared buffers a piece of code names: (buffer, its stage as an expression, else None). The stage is "st"
@@ -150,9 +163,9 @@ def places(text: str, shared: dict, stage_arg: bool = False, stage_exprs: bool =
     buffer (`i % 2`), and stage_of_call for a two-stage buffer passed whole to a call that takes its stage apart
     (STAGE_ARGS)."""
     out = []
-    for m in re.finditer(r"\b(\w+)\b(\[([^\],]*))?", text):
+    for m in re.finditer(r"\b(\w+)\b(\[)?", text):
         if m.group(1) in shared:
-            first = (m.group(3) or "").strip()
+            first = first_subscript(text, m.end()) if m.group(2) else ""
             if first == "st" or (m.group(2) is None and stage_arg and shared[m.group(1)]):
                 out.append((m.group(1), "st"))
             elif stage_exprs and shared[m.group(1)] and m.group(2) is not None and first not in ("", ":"):
@@ -314,6 +327,8 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     nmath = params.get("NMATH", 2)
     stages = next((int(m.group(1)) for line in lines if (m := STAGES.match(line))), 2)
     consts = {"NMATH": nmath, "PT": 128 * (nmath + 1), "KS": params.get("k_stages", stages)}
+    # the per-row gates' stages (gdn_fwd_noprep.py: the K ring's with gates_in_loader, else two)
+    consts["GS"] = consts["KS"] if params.get("gates_in_loader") else 2
     shared = {}
     for line in lines:
         m = SHARED.search(line)
@@ -329,7 +344,7 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
             v = eval(m.group(2), {}, dict(consts, **params))
             counts[m.group(1)] = v if isinstance(v, list) else [v]
     # a ring's stage count is a number from here on (stage `i % KS`, phase `(i // KS) % 2`)
-    lines = [re.sub(r"\bKS\b", str(consts["KS"]), line) for line in lines]
+    lines = [re.sub(r"\bGS\b", str(consts["GS"]), re.sub(r"\bKS\b", str(consts["KS"]), line)) for line in lines]
     starts, end = role_spans(lines)
     roles = {}
     for n, (name, lo, weight) in enumerate(starts):
@@ -404,11 +419,15 @@ def parse(source: str, flags: dict | None = None) -> tuple[dict, dict]:
     return counts, roles
 
 
+# the calls an index expression may hold (`T.min(i + 1, n_iter - 1) % KS`), evaluated per chunk
+INDEX_CALLS = SimpleNamespace(min=min, max=max)
+
+
 def expand(ops: list, items: int, group: int) -> list:
     """The role's barrier operations in program order: (kind, barrier, index, parity, meant phase), and its
     accesses: ("access", reads, writes, None, None) with places (buffer, stage or None)."""
     def env_of(env):
-        e = dict(env, group=group, n_iter=items)
+        e = dict(env, group=group, n_iter=items, T=INDEX_CALLS)
         e["sj"] = e["it"] * group + e["jv"] + e["i"]
         e["st"] = e["ph"] = e["sj"] % 2
         return e

@@ -22,6 +22,8 @@ KERNEL = (ROOT / "tilelang_src" / "sm90" / "gdn_fwd_noprep.py").read_text()
 K3X = {"p_in_math": True, "k_stages": 3, "x_free_early": True}  # the 32nd session's shipped row
 SHIPPED = {**K3X, "p_split": True, "log2_gates": True, "solve_shfl": True}
 SHIPPED34 = {**SHIPPED, "l2_shfl": True, "m_nomask": True, "g_nomask": True}  # the 34th session's
+SHIPPED35 = {**SHIPPED34, "math_pair": True}  # the shipped row since the 35th session
+FEWER_SYNCS = {"zero_once": True, "beta_ring": True, "g_direct": True}
 OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_math": True, "k_stages": 3}, K3X,
            {**K3X, "p_split": True}, {**K3X, "log2_gates": True}, {**K3X, "solve_shfl": True},
            {**K3X, "solve_shfl": True, "l2_shfl": True}, SHIPPED, {**SHIPPED, "l2_shfl": True},
@@ -29,11 +31,15 @@ OPTIONS = [{"p_in_math": True}, {"p_in_math": True, "sk_halves": False}, {"p_in_
            {**SHIPPED, "l2_shfl": True, "m_nomask": True, "g_nomask": True}, {**SHIPPED34, "zero_once": True},
            {**SHIPPED34, "zero_once": True, "beta_ring": True},
            {**SHIPPED34, "zero_once": True, "beta_ring": True, "g_direct": True}, {**SHIPPED34, "math_pair": True},
-           {"k_stages": 3}, {}]
+           {"k_stages": 3}, {},
+           # the 49th session's: the next chunk's M under the solve, the per-row gates by the producer warp
+           {**K3X, "m_nomask": True, "m_ahead": True}, {**K3X, "log2_gates": True, "gates_in_loader": True},
+           {**SHIPPED35, "m_ahead": True}, {**SHIPPED35, "gates_in_loader": True},
+           {**SHIPPED35, **FEWER_SYNCS, "m_ahead": True, "gates_in_loader": True}]
 IDS = ["p_in_math", "p_in_math-sk-whole", "p_in_math-k3", "k3x", "k3x-p-split", "k3x-log2-gates",
        "k3x-solve-shfl", "k3x-solve-l2-shfl", "shipped", "shipped-l2-shfl", "shipped-solve-eye", "shipped-m-nomask",
        "shipped-l2-shfl-no-masks", "s34-zero-once", "s34-beta-ring", "s34-g-direct", "s34-math-pair", "p_in_aux-k3",
-       "p_in_aux"]
+       "p_in_aux", "k3x-m-ahead", "k3x-gates-in-loader", "s35-m-ahead", "s35-gates-in-loader", "s35-all-s49"]
 
 
 def test_every_role_and_barrier_is_read():
@@ -83,7 +89,7 @@ P_PRODUCT = ("                    T.wgmma_gemm(q_s[i % 2, :, :], k_s[i % KS, :, 
 
 R_PASS = """            for a, t in T.Parallel(rows, BT):
                 ut_frag[a, t] = u_frag[a, t]
-                wt_frag[a, t] = u_frag[a, t] * r_s[i % 2, t]
+                wt_frag[a, t] = u_frag[a, t] * r_s[i % GS, t]
 """
 EARLY_FREE = """            if x_free_early:
                 T.barrier_arrive(x_free[i % 2])  # G (U) and the gates (W^T, O1's scale, r) read
@@ -119,6 +125,31 @@ def test_a_missing_or_moved_wait_is_a_race(old, new, options, buffer, nmath):
         source = source.replace(wait_v, wait_v + old, 1)
     errors = check(source, 4, 1, runs=30, flags={"NMATH": nmath, **options})
     assert errors and all(("race" in e and re.search(buffer, e)) or "phase" in e for e in errors), errors[:2]
+
+
+M_AHEAD_WAIT = ("                        T.barrier_wait(full_k[T.min(i + 1, n_iter - 1) % KS], "
+                "(T.min(i + 1, n_iter - 1) // KS) % 2)\n")
+MATH_K_FREE = "                    T.barrier_arrive(empty_k[i % KS])  # K (SK, the update, Q K^T) and the cumsum read\n"
+
+
+@pytest.mark.parametrize("options", [{**K3X, "m_nomask": True, "m_ahead": True}, {**SHIPPED35, "m_ahead": True}],
+                         ids=["k3x", "s35"])
+def test_m_ahead_reads_the_next_chunk_only_once_it_is_loaded(options):
+    """m_ahead: the auxiliary warpgroup's K K^T and gating of chunk i + 1 wait for that chunk's K stage (without the
+    wait they read a stage the producer is still filling)."""
+    errors = check(mutated(M_AHEAD_WAIT, ""), 4, 1, runs=30, flags={"NMATH": 2, **options})
+    assert errors and all(("race" in e and re.search("(k_s|g_s)", e)) or "phase" in e for e in errors), errors[:2]
+
+
+def test_gates_in_loader_are_freed_with_k():
+    """gates_in_loader: the per-row gates live in the K ring's stages, so the math warpgroups read r before they free
+    K: the r pass moved after that release races with the producer's write of the stage's gates for chunk i + 3."""
+    moved = "".join("        " + line + "\n" for line in R_PASS.rstrip("\n").split("\n"))  # at the branch's depth
+    source = mutated(R_PASS, "")
+    assert source.count(MATH_K_FREE) == 2  # the p_split branch's first
+    source = source.replace(MATH_K_FREE, MATH_K_FREE + moved, 1)
+    errors = check(source, 4, 1, runs=30, flags={"NMATH": 2, **SHIPPED35, "gates_in_loader": True})
+    assert errors and all("race" in e and "r_s" in e and "WP0" in e for e in errors), errors[:2]
 
 
 def test_with_p_split_the_pair_barrier_orders_the_halves_of_p():

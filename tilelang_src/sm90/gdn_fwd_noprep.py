@@ -521,13 +521,12 @@ def gdn_fwd_noprep_sm90(
                     # M = K K^T and Q K^T issued first, under the gates (Q K^T on every path, as the math warpgroups'
                     # products: without o its result is dropped)
                     if m_ahead:
-                        # the next chunk's (the last chunk forms its own again, unread, so that no branch holds the
-                        # product; the producer warp loads chunk i + 1 once chunk i - 2 freed its stage: no wait on
-                        # this warpgroup's later work)
-                        j = T.min(i + 1, n_iter - 1)
-                        T.barrier_wait(full_k[j % KS], (j // KS) % 2)
-                        T.wgmma_gemm(k_s[j % KS, :, :], k_s[j % KS, :, :], kk_frag, transpose_B=True,
-                                     clear_accum=True)
+                        # the next chunk's, T.min(i + 1, n_iter - 1) (the last chunk forms its own again, unread, so
+                        # that no branch holds the product; the producer warp loads chunk i + 1 once chunk i - 2 freed
+                        # its stage: no wait on this warpgroup's later work)
+                        T.barrier_wait(full_k[T.min(i + 1, n_iter - 1) % KS], (T.min(i + 1, n_iter - 1) // KS) % 2)
+                        T.wgmma_gemm(k_s[T.min(i + 1, n_iter - 1) % KS, :, :], k_s[T.min(i + 1, n_iter - 1) % KS, :, :],
+                                     kk_frag, transpose_B=True, clear_accum=True)
                     else:
                         T.wgmma_gemm(k_s[i % KS, :, :], k_s[i % KS, :, :], kk_frag, transpose_B=True,
                                      clear_accum=True)
@@ -605,9 +604,12 @@ def gdn_fwd_noprep_sm90(
                         T.barrier_wait(empty_k[i % KS], (i // KS + 1) % 2)
                         t0 = seq_start + (c_first + i) * BT
                         load_rows(k, k_s, i % KS, full_k, t0, seq_end, hq, 0, BT, K, dtype)
-                        load_gate_cumsum_beta(g, beta, g_s, b_s, i % KS, t0, seq_end, hv, tx - PT, sc,
-                                              LOG2E if log2_gates else 1.0,
-                                              (gam_s, gam2_s, r_s, scale) if gates_in_loader else None)
+                        if gates_in_loader:
+                            load_gate_cumsum_beta(g, beta, g_s, b_s, i % KS, t0, seq_end, hv, tx - PT, sc, LOG2E,
+                                                  (gam_s, gam2_s, r_s, scale))
+                        else:
+                            load_gate_cumsum_beta(g, beta, g_s, b_s, i % KS, t0, seq_end, hv, tx - PT, sc,
+                                                  LOG2E if log2_gates else 1.0)
                         T.barrier_arrive(full_k[i % KS])
                 elif tx < PT + 64:
                     for i in T.serial(n_iter):
