@@ -3,9 +3,9 @@ CPU from its source (scripts/barrier_protocol_sim.py, its macros inlined): one o
 warpgroup, three producer warps and the storer warp walking one to five chunks, with P formed by the auxiliary
 warpgroup or by each math warpgroup (p_in_math, the shipped row), SK whole or in halves, a ring of two or three stages
 for K, g's cumsum and beta (k_stages; V and Q keep two), the next chunk's M formed under the solve (m_ahead) and the
-per-row gates formed by the producer warp into the K ring (gates_in_loader): no random schedule hangs, passes a wait on the wrong phase or lets two roles
-touch a shared buffer (one of them writing) without a barrier chain between them; a wait removed or moved and a wrong
-arrival count are caught."""
+per-row gates formed by the producer warp into the K ring (gates_in_loader): no random schedule hangs, passes a wait
+on the wrong phase or lets two roles touch a shared buffer (one of them writing) without a barrier chain between them;
+a wait removed or moved and a wrong arrival count are caught."""
 
 from __future__ import annotations
 
