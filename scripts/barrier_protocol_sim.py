@@ -32,9 +32,10 @@ The register-operand forward (gdn_fwd_rs.py) and the forward without the chunk p
 shared buffers' stage count may be chosen by a flag) are read after two rewrites of their source (KERNEL_OPTIONS):
 their own macros and the common ones that hold barrier operations (store_o_walk, common/chunk_store.py) are inlined
 where their roles call them (math_half, release_chunk, store_o_stage, store_o_walk; arguments substituted), and a
-two-stage buffer's first subscript (`i % 2`, `(i - 1) % 2`) is evaluated per chunk; branches on the chunk index or the
-chunk count (`if i > 0:`, `if n_iter > 0:`) are taken as they evaluate; NMATH (1 or 2 math warpgroups, BV / 64) sets
-the roles and the arrival counts written with PT.
+staged buffer's first subscript (`i % 2`, `(i - 1) % 2`, `T.min(i + 1, n_iter - 1) % KS`; the stage counts KS and GS
+as the flags set them) is evaluated per chunk; branches on the chunk index or the chunk count (`if i > 0:`,
+`if n_iter > 0:`) are taken as they evaluate; NMATH (1 or 2 math warpgroups, BV / 64) sets the roles and the arrival
+counts written with PT.
 
     python scripts/barrier_protocol_sim.py KERNEL.py [ITEMS GROUP RUNS] [NAME=True|False|INT ...]
 """
