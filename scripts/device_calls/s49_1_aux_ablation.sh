@@ -21,7 +21,7 @@ PYTHONPATH=/tmp/site:/tmp/peers PYTHONUNBUFFERED=1 timeout "${ABL_TIMEOUT:-360}"
   --time 32,32:8192x4 16,64:8192x4 8,32:4096x8 4,16:4096x8 \
   --masks 0 1 2 4 64 128 8 16 256 479 > "$OUT/noprep_ablation.log" 2>&1
 echo "noprep_check rc=$?"
-grep -v "TileLang\|^$\|Warning\|read before\|Initialize the" "$OUT/noprep_ablation.log" | tail -34 | cut -c1-200
+grep -v "TileLang\|^$\|Warning\|read before\|Initialize the" "$OUT/noprep_ablation.log" | tail -45 | cut -c1-200
 el=$(( $(date +%s) - T0 ))
 echo "elapsed $el s"
 # the rest of the call: the next part of the forward table (its own wheel install and warm-up)
