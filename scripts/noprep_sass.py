@@ -80,7 +80,8 @@ def aux_loop(ins: list[str], aux_regs: int) -> list[str]:
     start = next(i for i, x in enumerate(ins) if f"USETMAXREG.DEALLOC.CTAPOOL {aux_regs:#x}" in x)
     end = next(i for i in range(start, len(ins)) if re.search(r"\bEXIT\b", ins[i]) and "@" not in ins[i])
     addr = {int(x.split()[0], 16): i for i, x in enumerate(ins)}
-    back = [i for i in range(start, end) if "BRA" in ins[i] and int(ins[i].split()[-1], 16) < int(ins[i].split()[0], 16)]
+    back = [i for i in range(start, end)
+            if "BRA" in ins[i] and int(ins[i].split()[-1], 16) < int(ins[i].split()[0], 16)]
     return ins[addr[int(ins[back[-1]].split()[-1], 16)]:back[-1] + 1]
 
 
