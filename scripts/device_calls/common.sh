@@ -11,6 +11,12 @@ begin_call() {
   install_wheel
 }
 
+# is_h200: whether the GPU that came is an H200 (the issues' acceptance tables are an H200's; the by-card calls,
+# forty-ninth session on)
+is_h200() {
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200
+}
+
 # pip_install_wheel SITE WHEEL: the wheel into SITE, offline, without its dependencies
 pip_install_wheel() {
   python3 -m pip install -q --no-deps --no-index --target "$1" "$2" 2>&1 | grep -v WARNING

@@ -7,8 +7,9 @@
 # step what is left of DEADLINE_S (580). Needs .carry/flashqla-*.whl (3b82ff7's continues s48_2's parts),
 # .carry/COMMIT, .carry/peers.tar.xz.
 set -uo pipefail
+. scripts/device_calls/common.sh
 parts=benchmarks/results/s48/h100_parts
-nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && parts=benchmarks/results/s47
+is_h200 && parts=benchmarks/results/s47
 echo "== parts in $parts"
 PARTS_DIR=$parts DEADLINE_S=${DEADLINE_S:-580} FQ_WARM_TIMEOUT=${FQ_WARM_TIMEOUT:-300} \
   bash scripts/device_calls/s47_3_table_parts.sh "${1:-fwd}"

@@ -3,7 +3,8 @@
 # fwd: the acceptance is an H200's, its parts in benchmarks/results/s47); any other card the auxiliary warpgroup's
 # ablation and then a part of the H100 table (s49_1_aux_ablation.sh).
 set -uo pipefail
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+. scripts/device_calls/common.sh
+if is_h200; then
   echo "== H200: the forward table"
   bash scripts/device_calls/s48_3_table_by_card.sh "${TABLE_MODE:-fwd}"
 else
